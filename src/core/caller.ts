@@ -1,0 +1,44 @@
+import type * as z from 'zod';
+import type { RequestOptions } from '../options';
+import { CrmPromise } from './crm-promise';
+import type { Endpoint, EndpointInput } from './endpoint';
+import { Page, PagePromise } from './page';
+import type { Transport } from './request';
+
+/** Binds the transport to one tenant and wraps results in the promise types methods return. */
+export class Caller {
+  readonly #transport: Transport;
+  readonly #tenantId: string | undefined;
+
+  constructor(transport: Transport, tenantId: string | undefined) {
+    this.#transport = transport;
+    this.#tenantId = tenantId;
+  }
+
+  one<E extends Endpoint>(
+    endpoint: E,
+    input: EndpointInput<E>,
+    options?: RequestOptions,
+  ): CrmPromise<z.output<E['data']>> {
+    return new CrmPromise(this.#transport.request(endpoint, input, this.#tenantId, options));
+  }
+
+  list<E extends Endpoint<z.ZodType, undefined, z.ZodType<{ id: string }>>>(
+    endpoint: E,
+    query: { page?: number | undefined; limit?: number | undefined } & EndpointInput<E>['query'],
+    options?: RequestOptions,
+  ): PagePromise<z.output<E['data']>> {
+    type Item = z.output<E['data']>;
+    // The first request sends the caller's parameters as given; later ones add `page`.
+    const fetchPage = (page: number, pageQuery: object = { ...query, page }): PagePromise<Item> => {
+      const result = this.#transport
+        .request(endpoint, { query: pageQuery } as EndpointInput<E>, this.#tenantId, options)
+        .then(({ data, pagination, response }) => ({
+          data: new Page<Item>(data as Item[], pagination ?? {}, page, query.limit, fetchPage),
+          response,
+        }));
+      return new PagePromise(result);
+    };
+    return fetchPage(query.page ?? 1, query);
+  }
+}

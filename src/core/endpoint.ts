@@ -1,0 +1,61 @@
+import * as z from 'zod';
+import { PaginationSchema } from '../schemas/pagination';
+import { PathId, placeholdersOf } from './path';
+
+type Schema = z.ZodType;
+
+/** One row of the spec's endpoint table, as data. */
+interface EndpointRow<TQuery extends Schema | undefined, TBody extends Schema | undefined, TData extends Schema> {
+  readonly method: 'GET' | 'POST' | 'PUT';
+  /** Relative to the base URL; `{id}` placeholders are filled with percent-encoded values. */
+  readonly path: string;
+  /** Where `tenantId` goes: the query string, the JSON body, or nowhere (key management). */
+  readonly tenantIn: 'query' | 'body' | 'none';
+  /** `apiKey`: `x-api-key` + `x-tenant-id`; `admin`: `Authorization: Bearer <adminToken>`. */
+  readonly auth: 'apiKey' | 'admin';
+  readonly query?: TQuery;
+  readonly body?: TBody;
+  /** Schema of the envelope's `data`; of one item for lists. */
+  readonly data: TData;
+  /** The response is a page: `data` is an array and `pagination` comes beside it. */
+  readonly list?: boolean;
+}
+
+type Part<T extends Schema | undefined> = T extends Schema ? T : z.ZodUndefined;
+
+/** An endpoint row with what the request path derives from it once, at load time. */
+export interface Endpoint<
+  TQuery extends Schema | undefined = Schema | undefined,
+  TBody extends Schema | undefined = Schema | undefined,
+  TData extends Schema = Schema,
+> extends EndpointRow<TQuery, TBody, TData> {
+  /** Validates every input of a call at once, so one error names every offending field. */
+  readonly input: z.ZodType<
+    { path?: Record<string, string>; query?: z.output<Part<TQuery>>; body?: z.output<Part<TBody>> },
+    { path?: Record<string, string>; query?: z.input<Part<TQuery>>; body?: z.input<Part<TBody>> }
+  >;
+  /** Validates the whole response body. */
+  readonly envelope: Schema;
+}
+
+/** What a call passes to the request path. */
+export type EndpointInput<E extends Endpoint> = z.input<E['input']>;
+
+export function defineEndpoint<
+  TQuery extends Schema | undefined = undefined,
+  TBody extends Schema | undefined = undefined,
+  TData extends Schema = Schema,
+>(row: EndpointRow<TQuery, TBody, TData>): Endpoint<TQuery, TBody, TData> {
+  const ids = placeholdersOf(row.path);
+  const input = z.strictObject({
+    path: ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : z.undefined().optional(),
+    query: row.query ?? z.undefined().optional(),
+    body: row.body ?? z.undefined().optional(),
+  });
+  const envelope = z.looseObject({
+    success: z.literal(true),
+    data: row.list ? z.array(row.data) : row.data,
+    ...(row.list ? { pagination: PaginationSchema } : {}),
+  });
+  return { ...row, input: input as unknown as Endpoint<TQuery, TBody, TData>['input'], envelope };
+}

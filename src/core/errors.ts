@@ -1,0 +1,242 @@
+const KINDS = Symbol.for('crm-integration-sdk.error-kinds');
+
+type ErrorClass = { readonly kind: string };
+
+function kindsOf(ctor: unknown): string[] {
+  const kinds: string[] = [];
+  for (let c = ctor; typeof c === 'function'; c = Object.getPrototypeOf(c)) {
+    if (Object.hasOwn(c, 'kind')) kinds.push((c as unknown as ErrorClass).kind);
+  }
+  return kinds;
+}
+
+function hasKind(value: unknown, kind: string): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const kinds = (value as { [KINDS]?: unknown })[KINDS];
+  return Array.isArray(kinds) && kinds.includes(kind);
+}
+
+/**
+ * The base of every error this SDK throws. `instanceof` works across duplicate copies of the
+ * package (it checks a brand, not the prototype), and so do the `isCrm…Error()` guards.
+ *
+ * @example
+ * ```ts
+ * try { await crm.opportunities.get('opp_1'); }
+ * catch (error) { if (isCrmError(error)) console.error(error.name, error.message); }
+ * ```
+ */
+export class CrmError extends Error {
+  /** The class's name, kept as data so that minified builds and other copies agree. */
+  static readonly kind: string = 'CrmError';
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    const kinds = kindsOf(new.target);
+    Object.defineProperty(this, KINDS, { value: kinds });
+    Object.defineProperty(this, 'name', { value: kinds[0], configurable: true, writable: true });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
+    return hasKind(value, this.kind);
+  }
+}
+
+/** One offending field of a {@link CrmValidationError}. */
+export interface CrmValidationIssue {
+  /** Dotted name of the field, such as `subject` or `id`; empty for the input as a whole. */
+  readonly field: string;
+  /** The path as segments. */
+  readonly path: readonly PropertyKey[];
+  /** What is wrong with it. */
+  readonly message: string;
+}
+
+/**
+ * The input (or the client's configuration) is invalid. Thrown before any request is sent; the
+ * message and `issues` name every offending field.
+ */
+export class CrmValidationError extends CrmError {
+  static override readonly kind: string = 'CrmValidationError';
+  /** Every offending field. */
+  readonly issues: readonly CrmValidationIssue[];
+
+  constructor(issues: readonly CrmValidationIssue[], prefix = 'Invalid input') {
+    super(`${prefix}: ${issues.map((i) => (i.field ? `${i.field}: ${i.message}` : i.message)).join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/** Describes an HTTP response an error was built from. */
+interface ResponseFacts {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers: Headers;
+}
+
+/**
+ * The server answered, but not with a valid envelope for this endpoint (malformed JSON, a body
+ * that is not an envelope, documented fields of the wrong type). Carries the issues and the raw body.
+ */
+export class CrmResponseValidationError extends CrmError {
+  static override readonly kind: string = 'CrmResponseValidationError';
+  readonly status: number;
+  /** The raw body: parsed JSON, or the text when it was not JSON. */
+  readonly body: unknown;
+  readonly headers: Headers;
+  /** What did not match, as `field: message` lines. */
+  readonly issues: readonly CrmValidationIssue[];
+
+  constructor(message: string, facts: ResponseFacts, issues: readonly CrmValidationIssue[] = []) {
+    super(message);
+    this.status = facts.status;
+    this.body = facts.body;
+    this.headers = facts.headers;
+    this.issues = issues;
+  }
+
+  toJSON() {
+    return { name: this.name, message: this.message, status: this.status, issues: this.issues, body: this.body };
+  }
+}
+
+/**
+ * The server said no: a non-2xx status or a `success: false` envelope. Subclasses name the status.
+ * The spec shows no error shape, so `body` is whatever came back (parsed JSON, or text).
+ */
+export class CrmApiError extends CrmError {
+  static override readonly kind: string = 'CrmApiError';
+  readonly status: number;
+  /** The response body: parsed JSON, or the text when it was not JSON. */
+  readonly body: unknown;
+  readonly headers: Headers;
+  /** The server's request id (`x-request-id`, `request-id` or `x-correlation-id`), when it sent one. */
+  readonly requestId: string | undefined;
+  /** How long the server asked to wait (`Retry-After`, on 429 and 503), in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, facts: ResponseFacts) {
+    super(message);
+    this.status = facts.status;
+    this.body = facts.body;
+    this.headers = facts.headers;
+    this.requestId = requestIdOf(facts.headers);
+    this.retryAfterMs = facts.status === 429 || facts.status === 503 ? retryAfterMsOf(facts.headers) : undefined;
+  }
+
+  toJSON() {
+    return {
+      name: this.name,
+      message: this.message,
+      status: this.status,
+      requestId: this.requestId,
+      retryAfterMs: this.retryAfterMs,
+      body: this.body,
+    };
+  }
+}
+
+/** 400 Bad Request. */
+export class CrmBadRequestError extends CrmApiError {
+  static override readonly kind: string = 'CrmBadRequestError';
+}
+/** 401: the API key (or admin token) is missing, wrong or revoked. */
+export class CrmAuthenticationError extends CrmApiError {
+  static override readonly kind: string = 'CrmAuthenticationError';
+}
+/** 403: the credential is valid but not allowed to do this. */
+export class CrmPermissionDeniedError extends CrmApiError {
+  static override readonly kind: string = 'CrmPermissionDeniedError';
+}
+/** 404: no such record for this tenant. */
+export class CrmNotFoundError extends CrmApiError {
+  static override readonly kind: string = 'CrmNotFoundError';
+}
+/** 409 Conflict. */
+export class CrmConflictError extends CrmApiError {
+  static override readonly kind: string = 'CrmConflictError';
+}
+/** 422 Unprocessable Entity. */
+export class CrmUnprocessableEntityError extends CrmApiError {
+  static override readonly kind: string = 'CrmUnprocessableEntityError';
+}
+/** 429: rate limited; `retryAfterMs` carries the server's hint. */
+export class CrmRateLimitError extends CrmApiError {
+  static override readonly kind: string = 'CrmRateLimitError';
+}
+/** 5xx: the server failed. */
+export class CrmServerError extends CrmApiError {
+  static override readonly kind: string = 'CrmServerError';
+}
+
+/** No response arrived: connection refused or reset, DNS failure, a body cut off. */
+export class CrmConnectionError extends CrmError {
+  static override readonly kind: string = 'CrmConnectionError';
+}
+/** No response arrived within `timeout` milliseconds (per attempt). */
+export class CrmTimeoutError extends CrmConnectionError {
+  static override readonly kind: string = 'CrmTimeoutError';
+}
+/** The caller's `AbortSignal` cancelled the call. `cause` is the signal's reason. */
+export class CrmAbortError extends CrmError {
+  static override readonly kind: string = 'CrmAbortError';
+}
+
+/** The one status -> class ladder. */
+export function apiErrorClassFor(status: number): typeof CrmApiError {
+  if (status === 400) return CrmBadRequestError;
+  if (status === 401) return CrmAuthenticationError;
+  if (status === 403) return CrmPermissionDeniedError;
+  if (status === 404) return CrmNotFoundError;
+  if (status === 409) return CrmConflictError;
+  if (status === 422) return CrmUnprocessableEntityError;
+  if (status === 429) return CrmRateLimitError;
+  if (status >= 500) return CrmServerError;
+  return CrmApiError;
+}
+
+/** The server's own words from an error body, in the shapes APIs commonly use. */
+export function serverMessageOf(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.trim().slice(0, 500) || undefined;
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { error, message } = body as { error?: unknown; message?: unknown };
+  if (typeof error === 'object' && error !== null) {
+    const nested = (error as { message?: unknown }).message;
+    if (typeof nested === 'string') return nested;
+  }
+  if (typeof message === 'string') return message;
+  if (typeof error === 'string') return error;
+  return undefined;
+}
+
+function requestIdOf(headers: Headers): string | undefined {
+  return headers.get('x-request-id') ?? headers.get('request-id') ?? headers.get('x-correlation-id') ?? undefined;
+}
+
+/** `Retry-After` in seconds or as an HTTP date, in milliseconds from now. */
+export function retryAfterMsOf(headers: Headers, now = Date.now()): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** True for any error thrown by this SDK, whichever copy of the package threw it. */
+export const isCrmError = (value: unknown): value is CrmError => hasKind(value, CrmError.kind);
+/** True for an error response of the server (any status, or `success: false`). */
+export const isCrmApiError = (value: unknown): value is CrmApiError => hasKind(value, CrmApiError.kind);
+/** True for invalid input or configuration, refused before any request. */
+export const isCrmValidationError = (value: unknown): value is CrmValidationError =>
+  hasKind(value, CrmValidationError.kind);
+/** True for a response that did not match the endpoint's schema. */
+export const isCrmResponseValidationError = (value: unknown): value is CrmResponseValidationError =>
+  hasKind(value, CrmResponseValidationError.kind);
+/** True when no response arrived (including timeouts). */
+export const isCrmConnectionError = (value: unknown): value is CrmConnectionError =>
+  hasKind(value, CrmConnectionError.kind);
+/** True when the caller's signal aborted the call. */
+export const isCrmAbortError = (value: unknown): value is CrmAbortError => hasKind(value, CrmAbortError.kind);
+/** True when an attempt got no response within its timeout. */
+export const isCrmTimeoutError = (value: unknown): value is CrmTimeoutError => hasKind(value, CrmTimeoutError.kind);

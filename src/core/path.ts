@@ -1,0 +1,20 @@
+import * as z from 'zod';
+
+/**
+ * A path id: non-empty, and never `.` or `..`, which URL parsing would resolve to another
+ * endpoint. Everything else is legal, because it is percent-encoded as one segment.
+ */
+export const PathId = z
+  .string()
+  .min(1)
+  .refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' });
+
+const PLACEHOLDER = /\{(\w+)\}/g;
+
+/** The names of a path template's placeholders: `a/{id}/b` -> `['id']`. */
+export const placeholdersOf = (template: string): string[] =>
+  Array.from(template.matchAll(PLACEHOLDER), (m) => m[1] as string);
+
+/** Fills `{name}` placeholders with percent-encoded, already validated values. */
+export const fillPath = (template: string, values: Readonly<Record<string, string>>): string =>
+  template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(values[name] as string));

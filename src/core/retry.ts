@@ -1,0 +1,25 @@
+import { isHTTPError, type RetryOptions } from 'ky';
+
+/**
+ * When ky may retry. GET and PUT are safe to repeat: they are retried on 408, 429, 5xx, network
+ * errors and timeouts. The API has no idempotency keys, so a POST is retried only when the
+ * answer proves it was not acted on: 429, or 503 with `Retry-After`.
+ */
+export const retryPolicy = (limit: number): RetryOptions => ({
+  limit,
+  methods: ['get', 'put', 'post'],
+  statusCodes: [408, 429, 500, 502, 503, 504],
+  afterStatusCodes: [429, 503],
+  maxRetryAfter: 60_000,
+  backoffLimit: 8_000,
+  // Keeps at least half the backoff, so a burst of retries spreads out without any being immediate.
+  jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
+  retryOnTimeout: true,
+  shouldRetry: ({ error }) => {
+    const method = (error as { request?: Request }).request?.method;
+    if (method !== 'POST') return undefined;
+    if (!isHTTPError(error)) return false;
+    const { status, headers } = error.response;
+    return status === 429 || (status === 503 && headers.has('retry-after')) ? undefined : false;
+  },
+});

@@ -1,0 +1,99 @@
+import * as z from 'zod';
+import { CrmValidationError } from './core/errors';
+import { issuesOf } from './core/issues';
+
+/** A header value: no CR, LF or other control characters (they would split or forge headers). */
+const HeaderValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, {
+  error: 'Must not contain CR, LF or other control characters',
+});
+const Credential = HeaderValue.min(1);
+const Headers = z.record(z.string().regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'Not a valid header name' }), HeaderValue);
+const Timeout = z.int().min(1).max(2_147_483_647);
+const MaxRetries = z.int().min(0).max(10);
+
+/** Options of `new CrmClient()`. Credentials fall back to `CRM_*` environment variables. */
+export interface ClientOptions {
+  /** Root of the API, such as `https://crm.example.com` or `https://host/api/`. Default: `CRM_BASE_URL`. */
+  baseUrl?: string | undefined;
+  /** The tenant's integration API key, sent as `x-api-key`. Default: `CRM_API_KEY`. */
+  apiKey?: string | undefined;
+  /** The tenant every integration call is scoped to. Default: `CRM_TENANT_ID`. */
+  tenantId?: string | undefined;
+  /** An administrator's bearer token, for `apiKey.status()` and `apiKey.generate()`. Default: `CRM_ADMIN_TOKEN`. */
+  adminToken?: string | undefined;
+  /** Milliseconds one attempt may wait for a response. Default: 30 000. */
+  timeout?: number | undefined;
+  /** How many times a failed call is retried, where retrying is safe. Default: 2. */
+  maxRetries?: number | undefined;
+  /** A `fetch` to use instead of the global one (instrumentation, proxies, tests). */
+  fetch?: typeof globalThis.fetch | undefined;
+  /** Headers added to every request. They cannot replace the credential headers. */
+  headers?: Record<string, string> | undefined;
+}
+
+/** Options every method takes as its last argument; they override the client's for that call. */
+export interface RequestOptions {
+  /** Cancels the call (and, for lists, any further page requests). */
+  signal?: AbortSignal | undefined;
+  /** Milliseconds one attempt may wait for a response. */
+  timeout?: number | undefined;
+  /** How many times the call is retried, where retrying is safe. */
+  maxRetries?: number | undefined;
+  /** Extra headers for this call. They cannot replace the credential headers. */
+  headers?: Record<string, string> | undefined;
+}
+
+const ClientOptionsSchema = z.object({
+  baseUrl: z.url({ protocol: /^https?$/, error: 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)' }),
+  apiKey: Credential.optional(),
+  tenantId: Credential.optional(),
+  adminToken: Credential.optional(),
+  timeout: Timeout.default(30_000),
+  maxRetries: MaxRetries.default(2),
+  fetch: z
+    .custom<typeof globalThis.fetch>((value) => typeof value === 'function', { error: 'Must be a function' })
+    .optional(),
+  headers: Headers.default({}),
+});
+
+const RequestOptionsSchema = z.object({
+  signal: z
+    .custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' })
+    .optional(),
+  timeout: Timeout.optional(),
+  maxRetries: MaxRetries.optional(),
+  headers: Headers.optional(),
+});
+
+/** Client options with every default applied and every value checked. */
+export type ResolvedOptions = z.output<typeof ClientOptionsSchema>;
+
+const env = (): Record<string, string | undefined> =>
+  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+
+/** Applies the environment fallbacks and defaults, once, at construction. */
+export function resolveOptions(options: ClientOptions): ResolvedOptions {
+  const vars = env();
+  const result = ClientOptionsSchema.safeParse({
+    ...options,
+    baseUrl: options.baseUrl ?? vars.CRM_BASE_URL,
+    apiKey: options.apiKey ?? (vars.CRM_API_KEY || undefined),
+    tenantId: options.tenantId ?? (vars.CRM_TENANT_ID || undefined),
+    adminToken: options.adminToken ?? (vars.CRM_ADMIN_TOKEN || undefined),
+  });
+  if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid CrmClient options');
+  return result.data;
+}
+
+/** Checks per-call options; only called when a call passes some. */
+export function checkRequestOptions(options: RequestOptions): void {
+  const result = RequestOptionsSchema.safeParse(options);
+  if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid request options');
+}
+
+/** Checks a tenant id given to `withTenant()`. */
+export function checkTenantId(tenantId: unknown): string {
+  const result = z.object({ tenantId: Credential }).safeParse({ tenantId });
+  if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid tenant');
+  return result.data.tenantId;
+}

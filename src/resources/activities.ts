@@ -1,0 +1,44 @@
+import type { Caller } from '../core/caller';
+import type { CrmPromise } from '../core/crm-promise';
+import type { PagePromise } from '../core/page';
+import { endpoints } from '../endpoints';
+import type { RequestOptions } from '../options';
+import type { Activity, ActivityCreateInput, ActivityListParams } from '../schemas/activity';
+
+/** `crm.activities`: list and log the activities of an opportunity. */
+export class Activities {
+  readonly #call: Caller;
+
+  /** @internal */
+  constructor(call: Caller) {
+    this.#call = call;
+  }
+
+  /**
+   * Lists the activities of an opportunity (`GET /integrations/v1/activities`). Await it for
+   * one page, or `for await` it for every activity.
+   *
+   * @example
+   * ```ts
+   * for await (const activity of crm.activities.list({ opportunityId: 'opp_123', type: 'call' })) {
+   *   console.log(activity.activityDate, activity.subject);
+   * }
+   * ```
+   */
+  list(params: ActivityListParams, options?: RequestOptions): PagePromise<Activity> {
+    return this.#call.list(endpoints.listActivities, params, options);
+  }
+
+  /**
+   * Logs an activity on an opportunity (`POST /integrations/v1/activities`). `opportunityId`
+   * is sent as `relatedToType: "opportunity"` and `relatedToId`.
+   *
+   * @example
+   * ```ts
+   * await crm.activities.create({ opportunityId: 'opp_123', type: 'call', subject: 'Discovery call' });
+   * ```
+   */
+  create(input: ActivityCreateInput, options?: RequestOptions): CrmPromise<Activity> {
+    return this.#call.one(endpoints.createActivity, { body: input }, options);
+  }
+}

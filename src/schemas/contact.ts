@@ -1,0 +1,60 @@
+import * as z from 'zod';
+import { openEnum, opt } from './common';
+import { PageParams } from './pagination';
+
+/** Values of a contact's `status`. */
+export const CONTACT_STATUSES = ['active', 'inactive'] as const;
+
+/**
+ * Body of `contacts.create()` and `contacts.update()`. The spec does not say which fields are
+ * required, so none is; `email` must be an email address when sent.
+ */
+export const ContactInputSchema = z.strictObject({
+  email: z.email().optional(),
+  accountId: z.string().optional(),
+  firstName: z.string().optional(),
+  lastName: z.string().optional(),
+  phone: z.string().optional(),
+  mobile: z.string().optional(),
+  position: z.string().optional(),
+  department: z.string().optional(),
+  isPrimary: z.boolean().optional(),
+  status: z.enum(CONTACT_STATUSES).optional(),
+});
+
+/** Query of `contacts.list()`: `page`, `limit` and a `status` filter. */
+export const ContactListParamsSchema = z.strictObject({
+  ...PageParams,
+  status: z.enum(CONTACT_STATUSES).optional(),
+});
+
+/** A contact as returned by the API. Only `id` is guaranteed; unknown fields are kept. */
+export const ContactSchema = z.looseObject({
+  id: z.string(),
+  accountId: opt(z.string()),
+  firstName: opt(z.string()),
+  lastName: opt(z.string()),
+  isPrimary: opt(z.boolean()),
+  status: opt(openEnum(CONTACT_STATUSES)),
+  email: opt(z.string()),
+  phone: opt(z.string()),
+  mobile: opt(z.string()),
+  position: opt(z.string()),
+  department: opt(z.string()),
+  account_name: opt(z.string()),
+  source: opt(z.string()),
+  isIntegration: opt(z.boolean()),
+  createdAt: opt(z.string()),
+  updatedAt: opt(z.string()),
+});
+
+/** A contact as returned by the API. */
+export type Contact = z.infer<typeof ContactSchema>;
+/** What `contacts.create()` accepts. */
+export type ContactCreateInput = z.input<typeof ContactInputSchema>;
+/** What `contacts.update()` accepts. */
+export type ContactUpdateInput = z.input<typeof ContactInputSchema>;
+/** What `contacts.list()` accepts. */
+export type ContactListParams = z.input<typeof ContactListParamsSchema>;
+/** A value of a contact's `status`, as sent. */
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];

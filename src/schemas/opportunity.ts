@@ -1,0 +1,73 @@
+import * as z from 'zod';
+import { DateTimeInput, NonEmptyString, OpenObject, openEnum, opt } from './common';
+
+/** Values of an opportunity's `type`. */
+export const OPPORTUNITY_TYPES = ['new_business', 'existing_business', 'upsell', 'renewal'] as const;
+
+const opportunityFields = {
+  ownerId: z.string(),
+  contactId: z.string(),
+  amount: z.number(),
+  probability: z.number(),
+  stage: z.string(),
+  pipelineId: z.string(),
+  pipelineStageId: z.string(),
+  expectedCloseDate: DateTimeInput,
+  closeDate: DateTimeInput,
+  source: z.string(),
+  type: z.enum(OPPORTUNITY_TYPES),
+  description: z.string(),
+  nextStep: z.string(),
+};
+
+/** Body of `opportunities.create()`: `name` and `accountId` are required. */
+export const OpportunityCreateInputSchema = z.strictObject({
+  name: NonEmptyString,
+  accountId: NonEmptyString,
+  ...z.object(opportunityFields).partial().shape,
+});
+
+/** Body of `opportunities.update()`: every field is optional. */
+export const OpportunityUpdateInputSchema = z
+  .strictObject({ name: z.string(), accountId: z.string(), ...opportunityFields })
+  .partial();
+
+/** An opportunity as returned by the API. Only `id` is guaranteed; unknown fields are kept. */
+export const OpportunitySchema = z.looseObject({
+  id: z.string(),
+  name: opt(z.string()),
+  accountId: opt(z.string()),
+  probability: opt(z.number()),
+  ownerId: opt(z.string()),
+  contactId: opt(z.string()),
+  pipelineId: opt(z.string()),
+  pipelineStageId: opt(z.string()),
+  amount: opt(z.number()),
+  expectedCloseDate: opt(z.string()),
+  contractStartDate: opt(z.string()),
+  closeDate: opt(z.string()),
+  source: opt(z.string()),
+  type: opt(openEnum(OPPORTUNITY_TYPES)),
+  nextStep: opt(z.string()),
+  description: opt(z.string()),
+  isIntegration: opt(z.boolean()),
+  account: opt(z.string()),
+  contact: opt(z.string()),
+  owner: opt(z.string()),
+  activitiesCount: opt(z.number()),
+  lastActivityDate: opt(z.string()),
+  dsa: opt(z.number()),
+  createdAt: opt(z.string()),
+  updatedAt: opt(z.string()),
+  primaryContact: opt(OpenObject),
+  associatedContacts: opt(z.array(OpenObject)),
+});
+
+/** An opportunity as returned by the API. */
+export type Opportunity = z.infer<typeof OpportunitySchema>;
+/** What `opportunities.create()` accepts (date-times as `Date` or ISO string). */
+export type OpportunityCreateInput = z.input<typeof OpportunityCreateInputSchema>;
+/** What `opportunities.update()` accepts: any subset of the create fields. */
+export type OpportunityUpdateInput = z.input<typeof OpportunityUpdateInputSchema>;
+/** A value of an opportunity's `type`, as sent. */
+export type OpportunityType = (typeof OPPORTUNITY_TYPES)[number];
