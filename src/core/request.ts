@@ -78,6 +78,7 @@ export class Transport {
     else if (body !== undefined) kyOptions.json = body;
     if (options) this.#applyCallOptions(kyOptions, options);
 
+    const where = `${endpoint.method} /${url}`;
     const call = this.#ky(url, kyOptions);
     let text: string;
     let response: Response;
@@ -85,9 +86,9 @@ export class Transport {
       text = await call.text();
       response = await call;
     } catch (error) {
-      throw await this.#toCrmError(error, endpoint, url, options);
+      throw this.#toCrmError(error, where, options);
     }
-    return this.#unwrap(endpoint, text, response);
+    return this.#unwrap(endpoint, where, text, response);
   }
 
   #credentials(endpoint: Endpoint, tenantId: string | undefined): Record<string, string> {
@@ -117,7 +118,12 @@ export class Transport {
     }
   }
 
-  #unwrap<E extends Endpoint>(endpoint: E, text: string, response: Response): RawResult<z.output<E['data']>> {
+  #unwrap<E extends Endpoint>(
+    endpoint: E,
+    where: string,
+    text: string,
+    response: Response,
+  ): RawResult<z.output<E['data']>> {
     const facts = { status: response.status, headers: this.#safeHeaders(response.headers) };
     let json: unknown;
     try {
@@ -125,18 +131,18 @@ export class Transport {
     } catch {
       const type = response.headers.get('content-type') ?? 'no content type';
       throw new CrmResponseValidationError(
-        `Expected a JSON envelope from ${endpoint.method} ${endpoint.path}, got ${type}: ${this.#redact(text.slice(0, 200))}`,
+        `Expected a JSON envelope from ${where}, got ${type}: ${this.#redact(text.slice(0, 200))}`,
         { ...facts, body: this.#redact(text) },
       );
     }
     if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
-      throw this.#apiError(response.status, json, response.headers, endpoint, 'success: false');
+      throw this.#apiError(response.status, json, response.headers, where, 'success: false');
     }
     const result = endpoint.envelope.safeParse(json);
     if (!result.success) {
       const issues = issuesOf(result.error);
       throw new CrmResponseValidationError(
-        `Unexpected response from ${endpoint.method} ${endpoint.path}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
+        `Unexpected response from ${where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
         { ...facts, body: this.#redact(json) },
         issues,
       );
@@ -145,18 +151,12 @@ export class Transport {
     return { data: envelope.data, pagination: envelope.pagination, response };
   }
 
-  async #toCrmError(error: unknown, endpoint: Endpoint, url: string, options: RequestOptions | undefined) {
+  #toCrmError(error: unknown, where: string, options: RequestOptions | undefined): CrmError {
     if (error instanceof CrmError) return error;
-    const where = `${endpoint.method} /${url}`;
     if (options?.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: options.signal.reason });
     if (isHTTPError(error)) {
-      return this.#apiError(
-        error.response.status,
-        error.data,
-        error.response.headers,
-        endpoint,
-        error.response.statusText,
-      );
+      const { status, headers, statusText } = error.response;
+      return this.#apiError(status, error.data, headers, where, statusText);
     }
     if (isTimeoutError(error)) {
       return new CrmTimeoutError(`No response within ${options?.timeout ?? this.#options.timeout} ms: ${where}`);
@@ -166,11 +166,11 @@ export class Transport {
     return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
   }
 
-  #apiError(status: number, body: unknown, headers: Headers, endpoint: Endpoint, fallback: string) {
+  #apiError(status: number, body: unknown, headers: Headers, where: string, fallback: string) {
     const safeBody = this.#redact(body);
     const said = serverMessageOf(safeBody) ?? fallback;
     const ErrorClass = apiErrorClassFor(status);
-    return new ErrorClass(`${status} from ${endpoint.method} ${endpoint.path}${said ? `: ${said}` : ''}`, {
+    return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
       status,
       body: safeBody,
       headers: this.#safeHeaders(headers),
