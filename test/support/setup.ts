@@ -1,6 +1,7 @@
+// msw 3 renamed msw 2's `onUnhandledRequest` to `onUnhandledFrame`: an unmatched request fails the test.
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { server } from './server';
 
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
