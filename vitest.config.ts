@@ -1,6 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Examples import the package by name; in tests that name means the source.
+  resolve: { alias: { 'crm-integration-sdk': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/setup.ts'],
