@@ -7,7 +7,7 @@ type Entry = typeof import('../src/index');
 const require = createRequire(import.meta.url);
 
 const entries: [string, () => Promise<Entry>][] = [
-  ['the ESM entry (import)', () => import('../dist/index.js') as Promise<Entry>],
+  ['the ESM entry (import)', async () => (await import('../dist/index.js')) as unknown as Entry],
   ['the CJS entry (require)', async () => require('../dist/index.cjs') as Entry],
 ];
 
