@@ -78,14 +78,22 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
     super(result);
   }
 
-  /** Every page, in order, starting with this one. */
+  /**
+   * Every page, in order, starting with this one. Stops early on a page that repeats the first,
+   * the previous or the one before it: a server cycling through pages cannot loop us forever,
+   * and memory stays bounded by three pages.
+   */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page: Page<T> = await (this as CrmPromise<Page<T>>);
     yield page;
+    const first = page.ids();
+    let recent: Set<string>[] = [first];
     while (page.hasNextPage()) {
-      const previous = page.ids();
       page = await page.nextPage();
-      if (page.data.every((item) => previous.has(item.id))) return;
+      const ids = page.ids();
+      const repeats = (seen: Set<string>) => [...ids].every((id) => seen.has(id));
+      if (repeats(first) || recent.some(repeats)) return;
+      recent = [recent.at(-1) as Set<string>, ids];
       yield page;
     }
   }

@@ -16,7 +16,7 @@ import {
 } from './errors';
 import { issuesOf } from './issues';
 import { fillPath } from './path';
-import { redactHeaders, redactor } from './redact';
+import { redactError, redactHeaders, redactor } from './redact';
 import { retryPolicy } from './retry';
 
 /** What one call brings back: the envelope's `data`, its `pagination` on lists, and the response. */
@@ -48,6 +48,14 @@ export class Transport {
       prefix: options.baseUrl,
       timeout: options.timeout,
       retry: retryPolicy(options.maxRetries),
+      // ky parses error bodies with this; keeping unparsable text means a broken JSON error body is not lost.
+      parseJson: (text) => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return text;
+        }
+      },
       headers: { accept: 'application/json', ...headers },
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
@@ -133,6 +141,7 @@ export class Transport {
       throw new CrmResponseValidationError(
         `Expected a JSON envelope from ${where}, got ${type}: ${this.#redact(text.slice(0, 200))}`,
         { ...facts, body: this.#redact(text) },
+        [{ field: '', path: [], message: `Not JSON (${type})` }],
       );
     }
     if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
@@ -161,14 +170,14 @@ export class Transport {
     if (isTimeoutError(error)) {
       return new CrmTimeoutError(`No response within ${options?.timeout ?? this.#options.timeout} ms: ${where}`);
     }
-    const cause = isNetworkError(error) ? error.cause : error;
-    const reason = cause instanceof Error ? `: ${this.#redact(cause.message)}` : '';
+    const cause = redactError(isNetworkError(error) ? error.cause : error, this.#redact);
+    const reason = cause instanceof Error ? `: ${cause.message}` : '';
     return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
   }
 
   #apiError(status: number, body: unknown, headers: Headers, where: string, fallback: string) {
     const safeBody = this.#redact(body);
-    const said = serverMessageOf(safeBody) ?? fallback;
+    const said = serverMessageOf(safeBody) ?? this.#redact(fallback);
     const ErrorClass = apiErrorClassFor(status);
     return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
       status,
