@@ -1,0 +1,275 @@
+import type { Endpoint } from '../core/endpoint';
+import { issuesOf } from '../core/issues';
+import { endpoints } from '../endpoints';
+import { FakeHttpError } from './http-error';
+import type { FakeSeed } from './records';
+import { type FakeRoute, routes } from './routes';
+import { FakeStore } from './store';
+
+/** The name of an endpoint, as in the SDK's endpoint table (`getOpportunity`, `listContacts`, ...). */
+export type FakeEndpointName = keyof typeof endpoints;
+
+/** A failure the fake answers instead of handling the next matching calls. */
+export interface FakeFault {
+  /** Only calls of this endpoint; every endpoint when omitted. */
+  endpoint?: FakeEndpointName | undefined;
+  /** How many calls answer with this fault. Default 1. */
+  times?: number | undefined;
+  /** Answer with this HTTP status (and a JSON error body). */
+  status?: number | undefined;
+  /** `Retry-After` to send with the status: seconds, or an HTTP date. */
+  retryAfter?: number | string | undefined;
+  /** Wait this long before answering (or before handling, when there is no status). */
+  delayMs?: number | undefined;
+  /** Drop the connection: no response at all. */
+  drop?: boolean | undefined;
+  /** A body to send instead of the fake's JSON error (a string is sent as HTML). */
+  body?: unknown;
+}
+
+/** One request the fake received, for assertions. */
+export interface FakeRequest {
+  /** The endpoint it matched, or null for an unknown route. */
+  readonly endpoint: FakeEndpointName | null;
+  readonly method: string;
+  /** The path below the base URL, such as `/integrations/v1/contacts`. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** Request headers, names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The parsed JSON body, or undefined. */
+  readonly body: unknown;
+  /** The status the fake answered (0 for a dropped connection). */
+  status: number;
+}
+
+/** Options of `createFakeCrm()`. */
+export interface FakeCrmOptions {
+  /** The base URL the MSW handlers answer under. Default `https://crm.fake`. */
+  baseUrl?: string | undefined;
+  /** The tenant created up front. Default `tenant_demo`. */
+  tenantId?: string | undefined;
+  /** Its integration API key; `null` for a tenant that has none until an admin generates it. */
+  apiKey?: string | null | undefined;
+  /** The bearer token of the tenant's administrator. */
+  adminToken?: string | undefined;
+  /** Records to start with (see also `generateFakeData()`). */
+  seed?: FakeSeed | undefined;
+  /** The fake's clock, for deterministic timestamps. */
+  now?: (() => Date) | undefined;
+  /** Page size when a list call sends no `limit` (the spec does not show the default). Default 20. */
+  defaultLimit?: number | undefined;
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+const errorBody = (code: string, message: string, details?: unknown) => ({
+  success: false,
+  error: { code, message, ...(details === undefined ? {} : { details }) },
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const compiled = Object.entries(endpoints).map(([name, endpoint]) => ({
+  name: name as FakeEndpointName,
+  endpoint: endpoint as Endpoint,
+  pattern: new RegExp(`^/${endpoint.path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}/?$`),
+}));
+
+/**
+ * The fake CRM without any transport: `handle()` turns a fetch `Request` into a `Response` by
+ * the spec's rules. `createFakeCrm()` puts MSW handlers around it; `startFakeCrmServer()` a
+ * node:http server.
+ */
+export class FakeCrmCore {
+  readonly store: FakeStore;
+  /** Every request received, oldest first. */
+  readonly requests: FakeRequest[] = [];
+  readonly baseUrl: string;
+  readonly tenantId: string;
+  readonly adminToken: string;
+  readonly #basePath: string;
+  readonly #faults: (FakeFault & { left: number })[] = [];
+  readonly #defaultLimit: number;
+
+  constructor(options: FakeCrmOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? 'https://crm.fake').replace(/\/+$/, '');
+    this.#basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
+    this.tenantId = options.tenantId ?? 'tenant_demo';
+    this.adminToken = options.adminToken ?? `fake-admin-token-${this.tenantId}`;
+    this.#defaultLimit = options.defaultLimit ?? 20;
+    this.store = new FakeStore(options.now);
+    this.store.addTenant({
+      id: this.tenantId,
+      apiKey: options.apiKey === undefined ? `fake-api-key-${this.tenantId}` : options.apiKey,
+    });
+    this.store.users.set('usr_admin', {
+      id: 'usr_admin',
+      tenantId: this.tenantId,
+      name: 'Demo Admin',
+      token: this.adminToken,
+      role: 'admin',
+    });
+    this.store.grants.set('grant_demo', {
+      id: 'grant_demo',
+      tenantId: this.tenantId,
+      status: 'active',
+      scopes: ['crm.read', 'crm.write'],
+    });
+    if (options.seed) this.store.seed(options.seed);
+  }
+
+  /** The credentials the fake accepts now (the API key changes when it is rotated). */
+  get credentials(): { baseUrl: string; tenantId: string; apiKey: string | undefined; adminToken: string } {
+    const apiKey = this.store.tenants.get(this.tenantId)?.apiKey ?? undefined;
+    return { baseUrl: this.baseUrl, tenantId: this.tenantId, apiKey, adminToken: this.adminToken };
+  }
+
+  /** Makes the next `times` matching calls fail as described. */
+  failNext(fault: FakeFault): void {
+    this.#faults.push({ ...fault, left: fault.times ?? 1 });
+  }
+
+  /** Forgets pending faults and the request log. */
+  reset(): void {
+    this.#faults.length = 0;
+    this.requests.length = 0;
+  }
+
+  /** Answers one request. A dropped connection is `Response.error()` (status 0). */
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const path = url.pathname.startsWith(this.#basePath) ? url.pathname.slice(this.#basePath.length) : url.pathname;
+    const match = compiled.find((c) => c.endpoint.method === request.method && c.pattern.test(path));
+    const text = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
+    let body: unknown;
+    let badJson = false;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      badJson = true;
+    }
+    const entry: FakeRequest = {
+      endpoint: match?.name ?? null,
+      method: request.method,
+      path,
+      query: Object.fromEntries(url.searchParams),
+      headers: Object.fromEntries(request.headers),
+      body: badJson ? text : body,
+      status: 0,
+    };
+    this.requests.push(entry);
+
+    const response = await this.#respond(entry, match, badJson);
+    entry.status = response.status;
+    return response;
+  }
+
+  async #respond(entry: FakeRequest, match: (typeof compiled)[number] | undefined, badJson: boolean) {
+    const fault = this.#takeFault(entry.endpoint);
+    if (fault?.delayMs) await sleep(fault.delayMs);
+    if (fault?.drop) return Response.error();
+    if (fault?.status) return this.#faultResponse(fault);
+    try {
+      if (!match) throw new FakeHttpError(404, 'NOT_FOUND', `No endpoint ${entry.method} ${entry.path}`);
+      if (badJson) throw new FakeHttpError(400, 'INVALID_JSON', 'The body is not valid JSON');
+      const params = (match.pattern.exec(entry.path)?.groups ?? {}) as Record<string, string>;
+      const route = routes[match.name] as FakeRoute;
+      const result = route(this.#context(match.endpoint, entry, params));
+      return json(match.endpoint.method === 'POST' ? 201 : 200, { success: true, ...result });
+    } catch (error) {
+      if (error instanceof FakeHttpError)
+        return json(error.status, errorBody(error.code, error.message, error.details));
+      throw error;
+    }
+  }
+
+  #takeFault(endpoint: FakeEndpointName | null) {
+    const fault = this.#faults.find((f) => f.endpoint === undefined || f.endpoint === endpoint);
+    if (!fault) return undefined;
+    fault.left -= 1;
+    if (fault.left <= 0) this.#faults.splice(this.#faults.indexOf(fault), 1);
+    return fault;
+  }
+
+  #faultResponse(fault: FakeFault): Response {
+    const headers: Record<string, string> = {};
+    if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
+    if (typeof fault.body === 'string') {
+      return new Response(fault.body, {
+        status: fault.status ?? 500,
+        headers: { ...headers, 'content-type': 'text/html' },
+      });
+    }
+    const body = fault.body ?? errorBody('INJECTED_FAULT', `Injected fault: status ${fault.status}`);
+    return json(fault.status ?? 500, body, headers);
+  }
+
+  /** Authenticates, finds the tenant, and validates the inputs with the SDK's own schemas. */
+  #context(endpoint: Endpoint, entry: FakeRequest, params: Record<string, string>) {
+    const { store } = this;
+    if (endpoint.auth === 'admin') {
+      const token = /^Bearer (.+)$/.exec(entry.headers.authorization ?? '')?.[1];
+      const user = [...store.users.values()].find((u) => u.token !== undefined && u.token === token);
+      if (!user) throw new FakeHttpError(401, 'UNAUTHORIZED', 'A valid administrator bearer token is required');
+      if (user.role !== 'admin') throw new FakeHttpError(403, 'FORBIDDEN', 'Only an administrator may manage API keys');
+      return { store, tenantId: user.tenantId, params, query: {}, body: undefined, defaultLimit: this.#defaultLimit };
+    }
+
+    const { tenantId: queryTenant, ...query } = entry.query;
+    const rawBody = (entry.body ?? {}) as Record<string, unknown>;
+    const { tenantId: bodyTenant, ...body } = typeof rawBody === 'object' && rawBody !== null ? rawBody : {};
+    const located = endpoint.tenantIn === 'body' ? bodyTenant : queryTenant;
+    const header = entry.headers['x-tenant-id'];
+    if (located !== undefined && header !== undefined && located !== header) {
+      throw new FakeHttpError(400, 'TENANT_MISMATCH', 'tenantId and x-tenant-id name different tenants');
+    }
+    const tenantId = located ?? header;
+    if (typeof tenantId !== 'string' || tenantId === '') {
+      throw new FakeHttpError(400, 'VALIDATION_ERROR', 'tenantId is required', [
+        { field: 'tenantId', message: `Required in the ${endpoint.tenantIn}` },
+      ]);
+    }
+    const tenant = store.tenants.get(tenantId);
+    const key = entry.headers['x-api-key'];
+    if (!key || !tenant || tenant.apiKey !== key) {
+      throw new FakeHttpError(401, 'UNAUTHORIZED', 'A valid x-api-key for the tenant is required');
+    }
+    tenant.keyLastUsedAt = store.now();
+
+    const parsed = endpoint.input.safeParse({
+      path: Object.keys(params).length ? params : undefined,
+      query: endpoint.query ? coerceNumbers(query) : undefined,
+      body: endpoint.body ? body : undefined,
+    });
+    if (!parsed.success) {
+      const details = issuesOf(parsed.error, 1).map(({ field, message }) => ({ field, message }));
+      throw new FakeHttpError(
+        400,
+        'VALIDATION_ERROR',
+        details.map((d) => `${d.field}: ${d.message}`).join('; '),
+        details,
+      );
+    }
+    const input = parsed.data as { path?: Record<string, string>; query?: unknown; body?: unknown };
+    return {
+      store,
+      tenantId,
+      params: input.path ?? {},
+      query: (input.query ?? {}) as Record<string, unknown>,
+      body: input.body as Record<string, unknown> | undefined,
+      defaultLimit: this.#defaultLimit,
+    };
+  }
+}
+
+// Query strings carry text; the shared schemas expect numbers for `page` and `limit`.
+function coerceNumbers(query: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...query };
+  for (const key of ['page', 'limit']) {
+    const value = query[key];
+    if (value !== undefined && /^-?\d+(\.\d+)?$/.test(value)) out[key] = Number(value);
+  }
+  return out;
+}

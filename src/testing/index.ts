@@ -1,0 +1,52 @@
+import { HttpResponse, http, type RequestHandler } from 'msw';
+import { FakeCrmCore, type FakeCrmOptions } from './fake';
+
+export type { FakeCrmOptions, FakeEndpointName, FakeFault, FakeRequest } from './fake';
+export { FakeCrmCore } from './fake';
+export { type GenerateOptions, generateFakeData } from './generate';
+export type {
+  FakeGrant,
+  FakeSeed,
+  FakeTenant,
+  FakeUser,
+  StoredAccount,
+  StoredActivity,
+  StoredContact,
+  StoredOpportunity,
+} from './records';
+export { type FakeCrmServer, type FakeCrmServerOptions, startFakeCrmServer } from './server';
+export { FakeStore } from './store';
+
+/** A fake CRM with MSW handlers around it. */
+export interface FakeCrm extends FakeCrmCore {
+  /** MSW handlers answering every request under `baseUrl`: `setupServer(...fake.handlers)`. */
+  readonly handlers: RequestHandler[];
+}
+
+/**
+ * A stateful fake of the whole integration API, for tests: MSW `handlers`, the `store` behind
+ * them, the `credentials` it accepts, a `requests` log, and `failNext()` for fault injection.
+ *
+ * @example
+ * ```ts
+ * import { setupServer } from 'msw/node';
+ * import { CrmClient } from 'crm-integration-sdk';
+ * import { createFakeCrm } from 'crm-integration-sdk/testing';
+ *
+ * const fake = createFakeCrm();
+ * const server = setupServer(...fake.handlers);
+ * server.listen();
+ * const crm = new CrmClient(fake.credentials);
+ * await crm.accounts.create({ name: 'Acme' });
+ * expect(fake.requests.at(-1)?.endpoint).toBe('createAccount');
+ * ```
+ */
+export function createFakeCrm(options: FakeCrmOptions = {}): FakeCrm {
+  const fake = new FakeCrmCore(options) as FakeCrm;
+  const handler = http.all(`${fake.baseUrl}/*`, async ({ request }) => {
+    const response = await fake.handle(request);
+    return response.type === 'error' ? HttpResponse.error() : response;
+  });
+  Object.defineProperty(fake, 'handlers', { value: [handler], enumerable: true });
+  return fake;
+}

@@ -1,0 +1,53 @@
+import type { Account } from '../schemas/account';
+import type { Activity } from '../schemas/activity';
+import type { Contact } from '../schemas/contact';
+import type { Opportunity } from '../schemas/opportunity';
+
+/** Every stored record belongs to one tenant. */
+type Owned<T> = T & { readonly tenantId: string };
+
+// Derived fields (names, counts) are recomputed on every read, whatever a record stores.
+/** An account as the fake stores it. */
+export type StoredAccount = Owned<Account>;
+/** A contact as the fake stores it. */
+export type StoredContact = Owned<Contact>;
+/** An opportunity as the fake stores it. */
+export type StoredOpportunity = Owned<Opportunity>;
+/** An activity as the fake stores it. */
+export type StoredActivity = Owned<Activity>;
+
+/** A tenant of the fake: its integration API key (null before one is generated). */
+export interface FakeTenant {
+  readonly id: string;
+  apiKey: string | null;
+  keyCreatedAt: string | null;
+  keyLastUsedAt: string | null;
+}
+
+/** A user who owns records; `owner`/`ownerName` fields are derived from it. */
+export interface FakeUser {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly name: string;
+  /** Bearer token of the user; only `admin` users may manage keys. */
+  readonly token?: string | undefined;
+  readonly role?: 'admin' | 'user' | undefined;
+}
+
+/** A grant that `grants.resolve` can find. */
+export interface FakeGrant {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly [field: string]: unknown;
+}
+
+/** Records to seed the fake with: typed, with optional ids and timestamps. */
+export interface FakeSeed {
+  tenants?: readonly (Partial<FakeTenant> & { id: string })[];
+  users?: readonly FakeUser[];
+  accounts?: readonly (Partial<StoredAccount> & { tenantId: string })[];
+  contacts?: readonly (Partial<StoredContact> & { tenantId: string })[];
+  opportunities?: readonly (Partial<StoredOpportunity> & { tenantId: string })[];
+  activities?: readonly (Partial<StoredActivity> & { tenantId: string })[];
+  grants?: readonly FakeGrant[];
+}

@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FakeCrmCore, type FakeCrmOptions } from './fake';
+
+/** Options of `startFakeCrmServer()`: where to listen, and the fake's own options. */
+export interface FakeCrmServerOptions extends Omit<FakeCrmOptions, 'baseUrl'> {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number | undefined;
+  /** Interface to listen on. Default `127.0.0.1` (loopback only). */
+  host?: string | undefined;
+}
+
+/** A running fake server. */
+export interface FakeCrmServer {
+  /** The base URL to give the client, such as `http://127.0.0.1:40123`. */
+  readonly url: string;
+  /** The fake behind the server: its store, request log, credentials and faults. */
+  readonly fake: FakeCrmCore;
+  /** Stops listening and closes open connections. */
+  close(): Promise<void>;
+}
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, PUT, OPTIONS',
+  'access-control-allow-headers': 'content-type, accept, authorization, x-api-key, x-tenant-id',
+  'access-control-expose-headers': 'retry-after, x-request-id',
+};
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res: ServerResponse) {
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, CORS).end();
+    return;
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+  }
+  const body = req.method === 'GET' || req.method === 'HEAD' ? null : new Uint8Array(await readBody(req));
+  const response = await fake.handle(
+    new Request(new URL(req.url ?? '/', base), { method: req.method ?? 'GET', headers, body }),
+  );
+  if (response.type === 'error') {
+    req.socket.destroy();
+    return;
+  }
+  const payload = Buffer.from(await response.arrayBuffer());
+  res.writeHead(response.status, {
+    ...CORS,
+    ...Object.fromEntries(response.headers),
+    'content-length': payload.length,
+  });
+  res.end(payload);
+}
+
+/**
+ * Serves the fake over real HTTP (node:http), on loopback by default, so the SDK can be used
+ * over real sockets and curl or another language can talk to it. Answers CORS preflights.
+ *
+ * @example
+ * ```ts
+ * const server = await startFakeCrmServer();
+ * const crm = new CrmClient({ ...server.fake.credentials, baseUrl: server.url });
+ * await server.close();
+ * ```
+ */
+export async function startFakeCrmServer(options: FakeCrmServerOptions = {}): Promise<FakeCrmServer> {
+  // Loaded here so that the testing entry stays importable where node:http does not exist (setupWorker).
+  const { createServer } = await import('node:http');
+  const host = options.host ?? '127.0.0.1';
+  const { port: _port, host: _host, ...fakeOptions } = options;
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const fake = new FakeCrmCore({ ...fakeOptions, baseUrl: url });
+  server.on('request', (req, res) => {
+    serve(fake, url, req, res).catch((error: unknown) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: false, error: { code: 'FAKE_CRASHED', message: String(error) } }));
+    });
+  });
+  return {
+    url,
+    fake,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

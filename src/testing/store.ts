@@ -1,0 +1,188 @@
+import type { Account } from '../schemas/account';
+import type { Activity } from '../schemas/activity';
+import type { Contact } from '../schemas/contact';
+import type { Opportunity } from '../schemas/opportunity';
+import type {
+  FakeGrant,
+  FakeSeed,
+  FakeTenant,
+  FakeUser,
+  StoredAccount,
+  StoredActivity,
+  StoredContact,
+  StoredOpportunity,
+} from './records';
+
+const push = <K, V>(index: Map<K, V[]>, key: K, value: V) => {
+  const list = index.get(key);
+  if (list) list.push(value);
+  else index.set(key, [value]);
+};
+
+/**
+ * The fake's data: tenants, users, grants and the four resources, with the indexes the
+ * endpoints need. Records are stored as written; derived fields (names, counts) are computed
+ * when a record is read through a `view…()` method, as the service would.
+ */
+export class FakeStore {
+  readonly tenants = new Map<string, FakeTenant>();
+  readonly users = new Map<string, FakeUser>();
+  readonly grants = new Map<string, FakeGrant>();
+  readonly accounts = new Map<string, StoredAccount>();
+  readonly contacts = new Map<string, StoredContact>();
+  readonly opportunities = new Map<string, StoredOpportunity>();
+  readonly activities = new Map<string, StoredActivity>();
+  readonly #contactsByTenant = new Map<string, StoredContact[]>();
+  readonly #activitiesByTarget = new Map<string, StoredActivity[]>();
+  readonly #now: () => Date;
+  #sequence = 0;
+
+  constructor(now: () => Date = () => new Date()) {
+    this.#now = now;
+  }
+
+  /** The current time as the fake stamps it. */
+  now(): string {
+    return this.#now().toISOString();
+  }
+
+  /** A new id: `prefix_` and a sequence number, unique within this store. */
+  newId(prefix: string): string {
+    this.#sequence += 1;
+    return `${prefix}_${this.#sequence.toString(36).padStart(6, '0')}`;
+  }
+
+  /** Adds seed records (ids and timestamps are generated where missing). */
+  seed(seed: FakeSeed): this {
+    for (const tenant of seed.tenants ?? []) this.addTenant(tenant);
+    for (const user of seed.users ?? []) this.users.set(user.id, user);
+    for (const grant of seed.grants ?? []) this.grants.set(grant.id, grant);
+    for (const account of seed.accounts ?? []) this.insertAccount(account);
+    for (const contact of seed.contacts ?? []) this.insertContact(contact);
+    for (const opportunity of seed.opportunities ?? []) this.insertOpportunity(opportunity);
+    for (const activity of seed.activities ?? []) this.insertActivity(activity);
+    return this;
+  }
+
+  addTenant(tenant: Partial<FakeTenant> & { id: string }): FakeTenant {
+    const stored: FakeTenant = {
+      apiKey: null,
+      keyCreatedAt: tenant.apiKey ? this.now() : null,
+      keyLastUsedAt: null,
+      ...tenant,
+    };
+    this.tenants.set(stored.id, stored);
+    return stored;
+  }
+
+  // One copy per record, and the clock read only when a timestamp is missing: seeding 100,000 records stays fast.
+  #stamp<
+    T extends { id?: string | undefined; createdAt?: string | null | undefined; updatedAt?: string | null | undefined },
+  >(prefix: string, record: T) {
+    const stamped = { ...record } as T & { id: string; createdAt: string; updatedAt: string };
+    stamped.id ??= this.newId(prefix);
+    if (!stamped.createdAt || !stamped.updatedAt) {
+      const now = this.now();
+      stamped.createdAt ||= now;
+      stamped.updatedAt ||= stamped.createdAt;
+    }
+    return stamped;
+  }
+
+  insertAccount(record: Partial<StoredAccount> & { tenantId: string }): StoredAccount {
+    const stored = { status: 'active', ...this.#stamp('acc', record) } as StoredAccount;
+    this.accounts.set(stored.id, stored);
+    return stored;
+  }
+
+  insertContact(record: Partial<StoredContact> & { tenantId: string }): StoredContact {
+    const stored = { status: 'active', isPrimary: false, ...this.#stamp('con', record) } as StoredContact;
+    this.contacts.set(stored.id, stored);
+    push(this.#contactsByTenant, stored.tenantId, stored);
+    return stored;
+  }
+
+  insertOpportunity(record: Partial<StoredOpportunity> & { tenantId: string }): StoredOpportunity {
+    const stored = { isIntegration: true, ...this.#stamp('opp', record) } as StoredOpportunity;
+    this.opportunities.set(stored.id, stored);
+    return stored;
+  }
+
+  insertActivity(record: Partial<StoredActivity> & { tenantId: string }): StoredActivity {
+    const stored = this.#stamp('act', record) as StoredActivity;
+    stored.activityDate ??= stored.createdAt;
+    this.activities.set(stored.id, stored);
+    push(this.#activitiesByTarget, `${stored.relatedToType}:${stored.relatedToId}`, stored);
+    return stored;
+  }
+
+  /** Merges `changes` into a stored record and stamps `updatedAt`. */
+  update<T extends { updatedAt?: string | null | undefined }>(record: T, changes: Partial<T>): T {
+    return Object.assign(record, changes, { updatedAt: this.now() });
+  }
+
+  /** Contacts of a tenant, in insertion order. */
+  contactsOf(tenantId: string): readonly StoredContact[] {
+    return this.#contactsByTenant.get(tenantId) ?? [];
+  }
+
+  /** Activities related to a record, in insertion order. */
+  activitiesOf(relatedToType: string, relatedToId: string): readonly StoredActivity[] {
+    return this.#activitiesByTarget.get(`${relatedToType}:${relatedToId}`) ?? [];
+  }
+
+  /** A record of the tenant, or undefined: another tenant's records are invisible. */
+  find<T extends { tenantId: string }>(table: Map<string, T>, tenantId: string, id: string | null | undefined) {
+    const record = id == null ? undefined : table.get(id);
+    return record?.tenantId === tenantId ? record : undefined;
+  }
+
+  #userName(tenantId: string, id: string | null | undefined): string | null {
+    const user = id == null ? undefined : this.users.get(id);
+    return user?.tenantId === tenantId ? user.name : null;
+  }
+
+  #contactName(contact: StoredContact | undefined): string | null {
+    if (!contact) return null;
+    return [contact.firstName, contact.lastName].filter(Boolean).join(' ') || contact.email || null;
+  }
+
+  // Accounts, contacts and opportunities do not document a tenantId field, so views leave it out.
+  viewAccount({ tenantId, ...account }: StoredAccount): Account {
+    return { ...account, owner_name: this.#userName(tenantId, account.ownerId) };
+  }
+
+  viewContact({ tenantId, ...contact }: StoredContact): Contact {
+    const account = this.find(this.accounts, tenantId, contact.accountId);
+    return { ...contact, account_name: account?.name ?? null };
+  }
+
+  viewOpportunity({ tenantId, ...opportunity }: StoredOpportunity): Opportunity {
+    const activities = this.activitiesOf('opportunity', opportunity.id);
+    let lastActivityDate: string | null = null;
+    for (const activity of activities) {
+      if (activity.activityDate && (!lastActivityDate || activity.activityDate > lastActivityDate)) {
+        lastActivityDate = activity.activityDate;
+      }
+    }
+    return {
+      ...opportunity,
+      account: this.find(this.accounts, tenantId, opportunity.accountId)?.name ?? null,
+      contact: this.#contactName(this.find(this.contacts, tenantId, opportunity.contactId)),
+      owner: this.#userName(tenantId, opportunity.ownerId),
+      activitiesCount: activities.length,
+      lastActivityDate,
+    };
+  }
+
+  viewActivity(activity: StoredActivity): Activity {
+    const { tenantId, relatedToType, relatedToId } = activity;
+    let relatedEntityName: string | null = null;
+    if (relatedToType === 'opportunity')
+      relatedEntityName = this.find(this.opportunities, tenantId, relatedToId)?.name ?? null;
+    if (relatedToType === 'account') relatedEntityName = this.find(this.accounts, tenantId, relatedToId)?.name ?? null;
+    if (relatedToType === 'contact')
+      relatedEntityName = this.#contactName(this.find(this.contacts, tenantId, relatedToId));
+    return { ...activity, ownerName: this.#userName(tenantId, activity.ownerId), relatedEntityName };
+  }
+}
