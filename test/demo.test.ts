@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { http, passthrough } from 'msw';
+import { describe, expect, test } from 'vitest';
+import { server } from './support/server';
+
+// `npm test` builds dist/ first; the demo and the bin run on it as a user would run them.
+function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, args, { env: { ...process.env, CRM_BASE_URL: '', ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, exit, output: () => ({ stdout, stderr }) };
+}
+
+describe('npm run demo', () => {
+  test('runs every example against the fake server over real HTTP and exits 0', async () => {
+    const demo = run(['examples/demo.ts']);
+    const code = await demo.exit;
+    const { stdout, stderr } = demo.output();
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Started the fake CRM on http:\/\/127\.0\.0\.1:\d+/);
+    expect(stdout).toContain('The admin generated an API key');
+    expect(stdout).toContain('Created account "Acme Ltd", 2 contacts');
+    expect(stdout).toContain('stage proposal, probability 60%');
+    expect(stdout).toContain('Paged through its activities with for await: {"call":1,"meeting":1,"email":1}');
+    expect(stdout).toContain('Resolved grant grant_demo');
+    expect(stdout).toContain('404 handled');
+    expect(stdout).toContain('validation handled: type, subject');
+    expect(stdout.trimEnd().endsWith('Done.')).toBe(true);
+  }, 20_000);
+});
+
+describe('the crm-fake bin', () => {
+  test('prints its URL and credentials, and answers with them over HTTP', async () => {
+    const bin = run(['dist/crm-fake.js', '--port', '0']);
+    try {
+      await new Promise<void>((resolve) => {
+        bin.child.stdout.on('data', () => {
+          if (bin.output().stdout.includes('CRM_ADMIN_TOKEN=')) resolve();
+        });
+      });
+      const vars = Object.fromEntries(
+        bin
+          .output()
+          .stdout.split('\n')
+          .filter((line) => line.startsWith('CRM_'))
+          .map((line) => line.split('=') as [string, string]),
+      );
+      expect(vars.CRM_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+      // No SDK: a plain HTTP request, as curl or another language would send it (MSW lets loopback through).
+      server.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
+      const url = `${vars.CRM_BASE_URL}/integrations/v1/contacts?tenantId=${vars.CRM_TENANT_ID}&limit=2`;
+      const body = await (await fetch(url, { headers: { 'x-api-key': vars.CRM_API_KEY ?? '' } })).text();
+      const json = JSON.parse(body) as { success: boolean; data: unknown[]; pagination: { limit: number } };
+      expect(json.success).toBe(true);
+      expect(json.data).toHaveLength(2);
+      expect(json.pagination.limit).toBe(2);
+    } finally {
+      bin.child.kill('SIGTERM');
+      expect(await bin.exit).toBe(0);
+    }
+  }, 20_000);
+});
