@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/setup.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'tsconfig.json' },
     restoreMocks: true,
     unstubEnvs: true,

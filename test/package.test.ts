@@ -35,3 +35,38 @@ describe.each(entries)('%s', (_name, load) => {
     expect(seen[0]?.url.searchParams.get('tenantId')).toBe(TENANT);
   });
 });
+
+describe('the testing entry', () => {
+  test('loads as ESM and as CJS (msw is ESM-only: CJS relies on require(esm), Node >= 22.12)', async () => {
+    const esm = (await import('../dist/testing.js')) as unknown as typeof import('../src/testing/index');
+    const cjs = require('../dist/testing.cjs') as typeof import('../src/testing/index');
+    for (const testing of [esm, cjs]) {
+      const fake = testing.createFakeCrm();
+      expect(fake.handlers).toHaveLength(1);
+      expect(fake.credentials.tenantId).toBe('tenant_demo');
+    }
+  });
+});
+
+describe('the main entry', () => {
+  test('imports neither msw nor any Node built-in, so it runs wherever fetch exists', async () => {
+    const { readFile } = await import('node:fs/promises');
+    // The entry and the chunks it shares with the testing entry, followed through relative imports.
+    const externalImports = async (file: string, seen = new Set<string>()): Promise<Set<string>> => {
+      const out = new Set<string>();
+      if (seen.has(file)) return out;
+      seen.add(file);
+      const code = await readFile(new URL(file, import.meta.url), 'utf8');
+      for (const [, name] of code.matchAll(/(?:from\s*|import\(|require\()\s*["']([^"']+)["']/g)) {
+        if (!name) continue;
+        if (name.startsWith('./'))
+          for (const inner of await externalImports(`../dist/${name.slice(2)}`, seen)) out.add(inner);
+        else out.add(name);
+      }
+      return out;
+    };
+
+    expect(await externalImports('../dist/index.js')).toEqual(new Set(['ky', 'zod']));
+    expect(await externalImports('../dist/index.cjs')).toEqual(new Set(['zod']));
+  });
+});
