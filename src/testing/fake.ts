@@ -174,7 +174,8 @@ export class FakeCrmCore {
     try {
       if (!match) throw new FakeHttpError(404, 'NOT_FOUND', `No endpoint ${entry.method} ${entry.path}`);
       if (badJson) throw new FakeHttpError(400, 'INVALID_JSON', 'The body is not valid JSON');
-      const params = (match.pattern.exec(entry.path)?.groups ?? {}) as Record<string, string>;
+      const groups = match.pattern.exec(entry.path)?.groups ?? {};
+      const params = Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, decodeSegment(v)]));
       const route = routes[match.name] as FakeRoute;
       const result = route(this.#context(match.endpoint, entry, params));
       return json(match.endpoint.method === 'POST' ? 201 : 200, { success: true, ...result });
@@ -217,6 +218,8 @@ export class FakeCrmCore {
       return { store, tenantId: user.tenantId, params, query: {}, body: undefined, defaultLimit: this.#defaultLimit };
     }
 
+    const key = entry.headers['x-api-key'];
+    if (!key) throw new FakeHttpError(401, 'UNAUTHORIZED', 'The x-api-key header is required');
     const { tenantId: queryTenant, ...query } = entry.query;
     const rawBody = (entry.body ?? {}) as Record<string, unknown>;
     const { tenantId: bodyTenant, ...body } = typeof rawBody === 'object' && rawBody !== null ? rawBody : {};
@@ -232,8 +235,7 @@ export class FakeCrmCore {
       ]);
     }
     const tenant = store.tenants.get(tenantId);
-    const key = entry.headers['x-api-key'];
-    if (!key || !tenant || tenant.apiKey !== key) {
+    if (!tenant || tenant.apiKey !== key) {
       throw new FakeHttpError(401, 'UNAUTHORIZED', 'A valid x-api-key for the tenant is required');
     }
     tenant.keyLastUsedAt = store.now();
@@ -261,6 +263,14 @@ export class FakeCrmCore {
       body: input.body as Record<string, unknown> | undefined,
       defaultLimit: this.#defaultLimit,
     };
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new FakeHttpError(400, 'VALIDATION_ERROR', 'The path is not valid percent-encoding');
   }
 }
 

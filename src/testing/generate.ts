@@ -52,7 +52,8 @@ export function generateFakeData(options: GenerateOptions = {}): FakeSeed {
   const next = random(options.seed ?? 1);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
   const tenantId = options.tenantId ?? 'tenant_demo';
-  const prefix = `g${options.seed ?? 1}`;
+  // The tenant is part of every id: ids are unique across the store, and two tenants may share a seed.
+  const prefix = `${tenantId}_g${options.seed ?? 1}`;
   const at = (minutes: number) => new Date(EPOCH + minutes * MINUTE).toISOString();
 
   const users: FakeUser[] = Array.from({ length: options.users ?? 5 }, (_, i) => ({

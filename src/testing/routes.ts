@@ -172,11 +172,12 @@ export const routes: Record<keyof typeof endpoints, FakeRoute> = {
 
   generateApiKey: (ctx) => {
     const tenant = ctx.store.tenants.get(ctx.tenantId) ?? ctx.store.addTenant({ id: ctx.tenantId });
+    const rotated = tenant.apiKey !== null;
     const bytes = crypto.getRandomValues(new Uint8Array(24));
     // The fake's choice (the spec is silent): a new key replaces the previous one at once.
     tenant.apiKey = `crm_live_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
     tenant.keyCreatedAt = ctx.store.now();
     tenant.keyLastUsedAt = null;
-    return { data: { tenantId: ctx.tenantId, apiKey: tenant.apiKey, createdAt: tenant.keyCreatedAt, rotated: true } };
+    return { data: { tenantId: ctx.tenantId, apiKey: tenant.apiKey, createdAt: tenant.keyCreatedAt, rotated } };
   },
 };

@@ -36,6 +36,7 @@ export class FakeStore {
   readonly #activitiesByTarget = new Map<string, StoredActivity[]>();
   readonly #now: () => Date;
   #sequence = 0;
+  readonly #ids = new Set<string>();
 
   constructor(now: () => Date = () => new Date()) {
     this.#now = now;
@@ -81,6 +82,8 @@ export class FakeStore {
   >(prefix: string, record: T) {
     const stamped = { ...record } as T & { id: string; createdAt: string; updatedAt: string };
     stamped.id ??= this.newId(prefix);
+    if (this.#ids.has(stamped.id)) throw new Error(`The fake store already holds a record with id ${stamped.id}`);
+    this.#ids.add(stamped.id);
     if (!stamped.createdAt || !stamped.updatedAt) {
       const now = this.now();
       stamped.createdAt ||= now;
@@ -159,10 +162,14 @@ export class FakeStore {
 
   viewOpportunity({ tenantId, ...opportunity }: StoredOpportunity): Opportunity {
     const activities = this.activitiesOf('opportunity', opportunity.id);
+    // Compared as instants: stored dates keep the offset they were sent with.
     let lastActivityDate: string | null = null;
+    let latest = Number.NEGATIVE_INFINITY;
     for (const activity of activities) {
-      if (activity.activityDate && (!lastActivityDate || activity.activityDate > lastActivityDate)) {
-        lastActivityDate = activity.activityDate;
+      const when = activity.activityDate ? Date.parse(activity.activityDate) : Number.NaN;
+      if (when > latest) {
+        latest = when;
+        lastActivityDate = activity.activityDate ?? null;
       }
     }
     return {
