@@ -1,5 +1,6 @@
 export { CrmClient } from './client';
 export { CrmPromise, type WithResponse } from './core/crm-promise';
+export type { CrmLogger, CrmRequestLog } from './core/log';
 export {
   CrmAbortError,
   CrmApiError,

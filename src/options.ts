@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { CrmValidationError } from './core/errors';
 import { issuesOf } from './core/issues';
+import type { CrmLogger } from './core/log';
 
 /** A header value: no CR, LF or other control characters (they would split or forge headers). */
 const HeaderValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, {
@@ -29,6 +30,16 @@ export interface ClientOptions {
   fetch?: typeof globalThis.fetch | undefined;
   /** Headers added to every request. They cannot replace the credential headers. */
   headers?: Record<string, string> | undefined;
+  /** Milliseconds the whole call may take, retries and their waits included. Default: none. */
+  totalTimeout?: number | undefined;
+  /** The longest `Retry-After` honoured, in milliseconds; a longer one is shortened to it. Default: 60 000. */
+  maxRetryAfter?: number | undefined;
+  /** At most this many calls in flight at once, across this client and its `withTenant()` clients. Default: no limit. */
+  maxConcurrency?: number | undefined;
+  /** The largest response body read, in bytes; a larger one fails with `CrmResponseTooLargeError`. Default: 10 MiB. */
+  maxResponseBytes?: number | undefined;
+  /** Called once per attempt with a line and its facts; credentials are masked. */
+  logger?: CrmLogger | undefined;
 }
 
 /** Options every method takes as its last argument; they override the client's for that call. */
@@ -41,6 +52,8 @@ export interface RequestOptions {
   maxRetries?: number | undefined;
   /** Extra headers for this call. They cannot replace the credential headers. */
   headers?: Record<string, string> | undefined;
+  /** Milliseconds the whole call may take, retries and their waits included. */
+  totalTimeout?: number | undefined;
 }
 
 const ClientOptionsSchema = z.object({
@@ -54,6 +67,14 @@ const ClientOptionsSchema = z.object({
     .custom<typeof globalThis.fetch>((value) => typeof value === 'function', { error: 'Must be a function' })
     .optional(),
   headers: Headers.default({}),
+  totalTimeout: Timeout.optional(),
+  maxRetryAfter: z.int().min(0).max(2_147_483_647).default(60_000),
+  maxConcurrency: z.int().min(1).optional(),
+  maxResponseBytes: z
+    .int()
+    .min(1)
+    .default(10 * 1024 * 1024),
+  logger: z.custom<CrmLogger>((value) => typeof value === 'function', { error: 'Must be a function' }).optional(),
 });
 
 const RequestOptionsSchema = z.object({
@@ -63,6 +84,7 @@ const RequestOptionsSchema = z.object({
   timeout: Timeout.optional(),
   maxRetries: MaxRetries.optional(),
   headers: Headers.optional(),
+  totalTimeout: Timeout.optional(),
 });
 
 /** Client options with every default applied and every value checked. */

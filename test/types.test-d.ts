@@ -268,6 +268,7 @@ describe('per-call options', () => {
       timeout?: number | undefined;
       maxRetries?: number | undefined;
       headers?: Record<string, string> | undefined;
+      totalTimeout?: number | undefined;
     }>();
   });
 

@@ -29,16 +29,19 @@ export class Caller {
     options?: RequestOptions,
   ): PagePromise<z.output<E['data']>> {
     type Item = z.output<E['data']>;
+    // Read before validation, so a caller's null or non-object must not throw here: the request path reports it.
+    const given: { page?: unknown; limit?: unknown } = typeof query === 'object' && query !== null ? query : {};
+    const limit = typeof given.limit === 'number' ? given.limit : undefined;
     // The first request sends the caller's parameters as given; later ones add `page`.
     const fetchPage = (page: number, pageQuery: object = { ...query, page }): PagePromise<Item> => {
       const result = this.#transport
         .request(endpoint, { query: pageQuery } as EndpointInput<E>, this.#tenantId, options)
         .then(({ data, pagination, response }) => ({
-          data: new Page<Item>(data as Item[], pagination ?? {}, page, query.limit, fetchPage),
+          data: new Page<Item>(data as Item[], pagination ?? {}, page, limit, fetchPage),
           response,
         }));
       return new PagePromise(result);
     };
-    return fetchPage(query.page ?? 1, query);
+    return fetchPage(typeof given.page === 'number' ? given.page : 1, query);
   }
 }

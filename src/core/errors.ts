@@ -101,6 +101,11 @@ export class CrmResponseValidationError extends CrmError {
   }
 }
 
+/** The response body was larger than `maxResponseBytes`; it was not read to the end. */
+export class CrmResponseTooLargeError extends CrmResponseValidationError {
+  static override readonly kind: string = 'CrmResponseTooLargeError';
+}
+
 /**
  * The server said no: a non-2xx status or a `success: false` envelope. Subclasses name the status.
  * The spec shows no error shape, so `body` is whatever came back (parsed JSON, or text).

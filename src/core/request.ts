@@ -3,6 +3,7 @@ import type * as z from 'zod';
 import type { RequestOptions, ResolvedOptions } from '../options';
 import { checkRequestOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
+import { readBodyText } from './body';
 import type { Endpoint, EndpointInput } from './endpoint';
 import {
   apiErrorClassFor,
@@ -15,6 +16,8 @@ import {
   serverMessageOf,
 } from './errors';
 import { issuesOf } from './issues';
+import { Limiter } from './limiter';
+import { type CrmRequestLog, formatLogLine } from './log';
 import { fillPath } from './path';
 import { redactError, redactHeaders, redactor } from './redact';
 import { retryPolicy } from './retry';
@@ -28,6 +31,10 @@ export interface RawResult<T> {
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-tenant-id'];
 
+// Bodies are read inside fetch, so that timeouts, retries (a reset mid-body is a network error)
+// and the size limit cover them; ky then gets a bodiless Response, keyed here to its text.
+const bodies = new WeakMap<Response, string>();
+
 /**
  * THE request path. Every endpoint goes through `request()`: check credentials and input, place
  * the tenant, fill the path, call ky (which owns retries and timeouts), unwrap the envelope, and
@@ -37,27 +44,22 @@ export class Transport {
   readonly #ky: KyInstance;
   readonly #options: ResolvedOptions;
   readonly #redact: <T>(value: T) => T;
+  readonly #limiter: Limiter | undefined;
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#redact = redactor([options.apiKey, options.adminToken]);
+    this.#limiter = options.maxConcurrency ? new Limiter(options.maxConcurrency) : undefined;
     const headers = Object.fromEntries(
       Object.entries(options.headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())),
     );
     this.#ky = ky.create({
       prefix: options.baseUrl,
       timeout: options.timeout,
-      retry: retryPolicy(options.maxRetries),
-      // ky parses error bodies with this; keeping unparsable text means a broken JSON error body is not lost.
-      parseJson: (text) => {
-        try {
-          return JSON.parse(text);
-        } catch {
-          return text;
-        }
-      },
+      ...(options.totalTimeout ? { totalTimeout: options.totalTimeout } : {}),
+      retry: retryPolicy(options.maxRetries, options.maxRetryAfter),
       headers: { accept: 'application/json', ...headers },
-      ...(options.fetch ? { fetch: options.fetch } : {}),
+      fetch: (input, init) => this.#send(input, init, undefined),
     });
   }
 
@@ -85,18 +87,65 @@ export class Transport {
     if (endpoint.tenantIn === 'body') kyOptions.json = { tenantId, ...(body as object) };
     else if (body !== undefined) kyOptions.json = body;
     if (options) this.#applyCallOptions(kyOptions, options);
+    if (this.#options.logger) {
+      // Attempts are counted per call, so each log line can say which one it was.
+      const attempts = { count: 0 };
+      kyOptions.fetch = (input, init) => this.#send(input, init, attempts);
+    }
 
     const where = `${endpoint.method} /${url}`;
-    const call = this.#ky(url, kyOptions);
-    let text: string;
+    const started = Date.now();
+    const send = () => this.#ky(url, kyOptions);
     let response: Response;
     try {
-      text = await call.text();
-      response = await call;
+      response = await (this.#limiter ? this.#limiter.run(send, options?.signal, where) : send());
     } catch (error) {
-      throw this.#toCrmError(error, where, options);
+      throw this.#toCrmError(error, where, options, started);
     }
-    return this.#unwrap(endpoint, where, text, response);
+    return this.#unwrap(endpoint, where, bodies.get(response) ?? '', response);
+  }
+
+  /** One attempt: fetch, read the body within the size limit, log. */
+  async #send(input: RequestInfo | URL, init: RequestInit | undefined, attempts: { count: number } | undefined) {
+    const started = performance.now();
+    let status = 0;
+    let failure: unknown;
+    try {
+      // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
+      const response = await (this.#options.fetch ?? globalThis.fetch)(input, init);
+      status = response.status;
+      const text = await readBodyText(response, this.#options.maxResponseBytes);
+      const { statusText, headers } = response;
+      const bare = new Response(null, { status, statusText, headers });
+      bodies.set(bare, text);
+      return bare;
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      if (attempts) {
+        attempts.count += 1;
+        const request = input instanceof Request ? input : new Request(input, init);
+        this.#log(request, status, failure, performance.now() - started, attempts.count);
+      }
+    }
+  }
+
+  #log(request: Request, status: number, failure: unknown, durationMs: number, attempt: number) {
+    const url = new URL(request.url);
+    const entry: CrmRequestLog = {
+      method: request.method,
+      url: `${url.pathname}${url.search}`,
+      status,
+      error:
+        failure === undefined
+          ? undefined
+          : this.#redact(failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure)),
+      durationMs,
+      attempt,
+      headers: Object.fromEntries(redactHeaders(request.headers, this.#redact)),
+    };
+    this.#options.logger?.(formatLogLine(entry), entry);
   }
 
   #credentials(endpoint: Endpoint, tenantId: string | undefined): Record<string, string> {
@@ -118,6 +167,7 @@ export class Transport {
     if (options.signal) kyOptions.signal = options.signal;
     if (options.timeout !== undefined) kyOptions.timeout = options.timeout;
     if (options.maxRetries !== undefined) kyOptions.retry = { limit: options.maxRetries };
+    if (options.totalTimeout !== undefined) kyOptions.totalTimeout = options.totalTimeout;
     if (options.headers) {
       const own = kyOptions.headers as Record<string, string>;
       for (const [name, value] of Object.entries(options.headers)) {
@@ -160,14 +210,18 @@ export class Transport {
     return { data: envelope.data, pagination: envelope.pagination, response };
   }
 
-  #toCrmError(error: unknown, where: string, options: RequestOptions | undefined): CrmError {
+  #toCrmError(error: unknown, where: string, options: RequestOptions | undefined, started: number): CrmError {
     if (error instanceof CrmError) return error;
     if (options?.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: options.signal.reason });
     if (isHTTPError(error)) {
       const { status, headers, statusText } = error.response;
-      return this.#apiError(status, error.data, headers, where, statusText);
+      return this.#apiError(status, parseLenient(bodies.get(error.response)), headers, where, statusText);
     }
     if (isTimeoutError(error)) {
+      const total = options?.totalTimeout ?? this.#options.totalTimeout;
+      if (total !== undefined && Date.now() - started >= total) {
+        return new CrmTimeoutError(`Not done within totalTimeout (${total} ms), retries included: ${where}`);
+      }
       return new CrmTimeoutError(`No response within ${options?.timeout ?? this.#options.timeout} ms: ${where}`);
     }
     const cause = redactError(isNetworkError(error) ? error.cause : error, this.#redact);
@@ -188,6 +242,16 @@ export class Transport {
 
   #safeHeaders(headers: Headers): Headers {
     return redactHeaders(headers, this.#redact);
+  }
+}
+
+/** An error body: parsed JSON, else the text, else undefined. */
+function parseLenient(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 

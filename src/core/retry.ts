@@ -5,12 +5,12 @@ import { isHTTPError, type RetryOptions } from 'ky';
  * errors and timeouts. The API has no idempotency keys, so a POST is retried only when the
  * answer proves it was not acted on: 429, or 503 with `Retry-After`.
  */
-export const retryPolicy = (limit: number): RetryOptions => ({
+export const retryPolicy = (limit: number, maxRetryAfter: number): RetryOptions => ({
   limit,
   methods: ['get', 'put', 'post'],
   statusCodes: [408, 429, 500, 502, 503, 504],
   afterStatusCodes: [429, 503],
-  maxRetryAfter: 60_000,
+  maxRetryAfter,
   backoffLimit: 8_000,
   // Keeps at least half the backoff, so a burst of retries spreads out without any being immediate.
   jitter: (delay) => delay * (0.5 + Math.random() * 0.5),

@@ -1,0 +1,41 @@
+import { CrmResponseTooLargeError } from './errors';
+
+/**
+ * Reads a response body as text, refusing more than `limit` bytes: a declared length over the
+ * limit fails before reading, and a chunked or compressed body fails as soon as it passes it,
+ * so memory stays bounded whatever the server sends.
+ */
+export async function readBodyText(response: Response, limit: number): Promise<string> {
+  const body = response.body;
+  if (!body) return '';
+  const declared = response.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) {
+    await body.cancel().catch(() => undefined);
+    throw tooLarge(response, limit, Number(declared));
+  }
+  // A declared, uncompressed length within the limit is what arrives: read it in one go.
+  if (declared !== null && !response.headers.has('content-encoding')) return response.text();
+
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let received = 0;
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(response, limit, received);
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+function tooLarge(response: Response, limit: number, size: number) {
+  return new CrmResponseTooLargeError(
+    `Response body of at least ${size} bytes exceeds maxResponseBytes (${limit}); the rest was not read`,
+    { status: response.status, headers: response.headers, body: undefined },
+  );
+}

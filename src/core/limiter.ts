@@ -1,0 +1,47 @@
+import { CrmAbortError } from './errors';
+
+/**
+ * At most `max` calls in flight; the others wait in order. A waiting call whose signal aborts
+ * leaves the queue at once. No timers: an idle limiter holds nothing.
+ */
+export class Limiter {
+  readonly #max: number;
+  #active = 0;
+  readonly #queue: (() => void)[] = [];
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  async run<T>(task: () => Promise<T>, signal: AbortSignal | undefined, where: string): Promise<T> {
+    // A finishing call hands its slot straight to the next waiter, so no newcomer can slip in between.
+    if (this.#active >= this.#max) await this.#wait(signal, where);
+    else this.#active += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.#queue.shift();
+      if (next) next();
+      else this.#active -= 1;
+    }
+  }
+
+  #wait(signal: AbortSignal | undefined, where: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(new CrmAbortError(`Aborted: ${where}`, { cause: signal.reason }));
+        return;
+      }
+      const onAbort = () => {
+        this.#queue.splice(this.#queue.indexOf(start), 1);
+        reject(new CrmAbortError(`Aborted while queued: ${where}`, { cause: signal?.reason }));
+      };
+      const start = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#queue.push(start);
+    });
+  }
+}
