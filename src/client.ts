@@ -8,7 +8,7 @@ import { Contacts } from './resources/contacts';
 import { Opportunities } from './resources/opportunities';
 
 // Handed from withTenant() to the constructor it calls, so the constructor's public signature stays ClientOptions.
-let shared: { transport: Transport; tenantId: string } | undefined;
+let shared: { transport: Transport; tenantId: string; prefetch: number } | undefined;
 
 /**
  * The client of the CRM integration API. One client serves one tenant; `withTenant()` makes
@@ -38,6 +38,7 @@ export class CrmClient {
   /** The tenant this client's calls are scoped to (not a secret). */
   readonly tenantId: string | undefined;
   readonly #transport: Transport;
+  readonly #prefetch: number;
 
   /**
    * @param options - Missing `baseUrl`, `apiKey`, `tenantId` and `adminToken` are read from
@@ -49,13 +50,15 @@ export class CrmClient {
     if (shared) {
       this.#transport = shared.transport;
       this.tenantId = shared.tenantId;
+      this.#prefetch = shared.prefetch;
       shared = undefined;
     } else {
       const resolved = resolveOptions(options);
       this.#transport = new Transport(resolved);
       this.tenantId = resolved.tenantId;
+      this.#prefetch = resolved.prefetch;
     }
-    const call = new Caller(this.#transport, this.tenantId);
+    const call = new Caller(this.#transport, this.tenantId, this.#prefetch);
     this.opportunities = new Opportunities(call);
     this.activities = new Activities(call);
     this.accounts = new Accounts(call);
@@ -75,7 +78,7 @@ export class CrmClient {
    * ```
    */
   withTenant(tenantId: string): CrmClient {
-    shared = { transport: this.#transport, tenantId: checkTenantId(tenantId) };
+    shared = { transport: this.#transport, tenantId: checkTenantId(tenantId), prefetch: this.#prefetch };
     return new CrmClient();
   }
 

@@ -1,6 +1,5 @@
 export { CrmClient } from './client';
 export { CrmPromise, type WithResponse } from './core/crm-promise';
-export type { CrmLogger, CrmRequestLog } from './core/log';
 export {
   CrmAbortError,
   CrmApiError,
@@ -26,8 +25,9 @@ export {
   isCrmTimeoutError,
   isCrmValidationError,
 } from './core/errors';
+export type { CrmLogger, CrmRequestLog } from './core/log';
 export { Page, PagePromise } from './core/page';
-export type { ClientOptions, RequestOptions } from './options';
+export type { ClientOptions, ListOptions, RequestOptions } from './options';
 export type { Accounts } from './resources/accounts';
 export type { Activities } from './resources/activities';
 export type { ApiKeys, Grants } from './resources/admin';

@@ -11,6 +11,7 @@ const Credential = HeaderValue.min(1);
 const Headers = z.record(z.string().regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'Not a valid header name' }), HeaderValue);
 const Timeout = z.int().min(1).max(2_147_483_647);
 const MaxRetries = z.int().min(0).max(10);
+const Prefetch = z.int().min(0).max(16);
 
 /** Options of `new CrmClient()`. Credentials fall back to `CRM_*` environment variables. */
 export interface ClientOptions {
@@ -40,6 +41,22 @@ export interface ClientOptions {
   maxResponseBytes?: number | undefined;
   /** Called once per attempt with a line and its facts; credentials are masked. */
   logger?: CrmLogger | undefined;
+  /** Pages a `for await` loop fetches ahead of the caller, for every list (see `ListOptions`). Default: 0. */
+  prefetch?: number | undefined;
+  /**
+   * Parse responses with the schemas (the default). `false` trusts the server: the envelope is
+   * unwrapped without checking field types, which saves a little time on very large lists.
+   */
+  validateResponses?: boolean | undefined;
+}
+
+/** Options of a `list()` call: those of every call, and how many pages to fetch ahead. */
+export interface ListOptions extends RequestOptions {
+  /**
+   * While a `for await` loop works on one page, keep up to this many further pages in flight
+   * (never past `pagination.pages`). Default: the client's `prefetch`, which defaults to 0.
+   */
+  prefetch?: number | undefined;
 }
 
 /** Options every method takes as its last argument; they override the client's for that call. */
@@ -75,6 +92,8 @@ const ClientOptionsSchema = z.object({
     .min(1)
     .default(10 * 1024 * 1024),
   logger: z.custom<CrmLogger>((value) => typeof value === 'function', { error: 'Must be a function' }).optional(),
+  prefetch: Prefetch.default(0),
+  validateResponses: z.boolean().default(true),
 });
 
 const RequestOptionsSchema = z.object({
@@ -111,6 +130,12 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
 export function checkRequestOptions(options: RequestOptions): void {
   const result = RequestOptionsSchema.safeParse(options);
   if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid request options');
+}
+
+/** Checks a `prefetch` given to a list call; returns the error, since list() reports it on its promise. */
+export function checkPrefetch(prefetch: unknown): CrmValidationError | undefined {
+  const result = z.object({ prefetch: Prefetch }).safeParse({ prefetch });
+  return result.success ? undefined : new CrmValidationError(issuesOf(result.error), 'Invalid request options');
 }
 
 /** Checks a tenant id given to `withTenant()`. */

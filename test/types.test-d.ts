@@ -19,6 +19,7 @@ import type {
   CrmClient,
   CrmPromise,
   GrantResolution,
+  ListOptions,
   Opportunity,
   OpportunityCreateInput,
   OpportunitySchema,
@@ -260,7 +261,8 @@ describe('per-call options', () => {
 
   it('types the options argument as optional RequestOptions', () => {
     expectTypeOf(crm.opportunities.get).parameter(1).toEqualTypeOf<RequestOptions | undefined>();
-    expectTypeOf(crm.activities.list).parameter(1).toEqualTypeOf<RequestOptions | undefined>();
+    expectTypeOf(crm.activities.list).parameter(1).toEqualTypeOf<ListOptions | undefined>();
+    expectTypeOf<ListOptions>().toExtend<RequestOptions>();
     expectTypeOf(crm.contacts.update).parameter(2).toEqualTypeOf<RequestOptions | undefined>();
     expectTypeOf(crm.apiKey.generate).parameter(0).toEqualTypeOf<RequestOptions | undefined>();
     expectTypeOf<RequestOptions>().toEqualTypeOf<{

@@ -2,8 +2,18 @@ import type { Pagination } from '../schemas/pagination';
 import { CrmPromise, type WithResponse } from './crm-promise';
 import { CrmError } from './errors';
 
-/** Fetches page `n` of the same list, with the same parameters and options. */
-type FetchPage<T extends { id: string }> = (page: number) => PagePromise<T>;
+/** Fetches page `n` of the same list, with the same parameters and options (and an extra signal). */
+type FetchPage<T extends { id: string }> = (page: number, signal?: AbortSignal) => PagePromise<T>;
+
+/** How a page was asked for: its number, the page size asked, how many pages to fetch ahead. */
+interface PageRequest<T extends { id: string }> {
+  readonly number: number;
+  readonly limit: number | undefined;
+  readonly prefetch: number;
+  readonly fetch: FetchPage<T>;
+}
+
+const ignore = () => undefined;
 
 /**
  * One page of a list: its items, the server's `pagination`, and the way to the next page.
@@ -19,17 +29,13 @@ export class Page<T extends { id: string }> {
   readonly data: T[];
   /** The server's `pagination` object (`page`, `limit`, `total`, `pages`). */
   readonly pagination: Pagination;
-  readonly #number: number;
-  readonly #limit: number | undefined;
-  readonly #fetch: FetchPage<T>;
+  readonly #request: PageRequest<T>;
 
   /** @internal */
-  constructor(data: T[], pagination: Pagination, number: number, limit: number | undefined, fetch: FetchPage<T>) {
+  constructor(data: T[], pagination: Pagination, request: PageRequest<T>) {
     this.data = data;
     this.pagination = pagination;
-    this.#number = number;
-    this.#limit = limit;
-    this.#fetch = fetch;
+    this.#request = request;
   }
 
   /**
@@ -39,9 +45,10 @@ export class Page<T extends { id: string }> {
   hasNextPage(): boolean {
     if (this.data.length === 0) return false;
     const { page, pages, limit } = this.pagination;
-    if (typeof page === 'number' && page !== this.#number) return false;
-    if (typeof pages === 'number') return this.#number < pages;
-    const size = limit ?? this.#limit;
+    const number = this.#request.number;
+    if (typeof page === 'number' && page !== number) return false;
+    if (typeof pages === 'number') return number < pages;
+    const size = limit ?? this.#request.limit;
     return size === undefined || size === null || this.data.length >= size;
   }
 
@@ -50,7 +57,27 @@ export class Page<T extends { id: string }> {
     if (!this.hasNextPage()) {
       return new PagePromise(Promise.reject(new CrmError('There is no next page: check hasNextPage() first')));
     }
-    return this.#fetch(this.#number + 1);
+    return this.#request.fetch(this.#request.number + 1);
+  }
+
+  /** @internal The page number that was asked for. */
+  get number(): number {
+    return this.#request.number;
+  }
+
+  /** @internal Requests the pages after this one that prefetching wants in flight, into `ahead`. */
+  fillAhead(ahead: Ahead<T>[]): void {
+    const { prefetch, fetch, number } = this.#request;
+    const last = this.pagination.pages;
+    // Only ahead of a known end: the API documents no rate limits, so no request goes past it.
+    if (prefetch <= 0 || typeof last !== 'number' || !this.hasNextPage()) return;
+    for (let next = (ahead.at(-1)?.number ?? number) + 1; ahead.length < prefetch && next <= last; next++) {
+      const controller = new AbortController();
+      const result = fetch(next, controller.signal);
+      // Awaited later, or abandoned: either way its rejection must not be reported as unhandled.
+      result.then(ignore, ignore);
+      ahead.push({ number: next, result, controller });
+    }
   }
 
   /** @internal Ids of this page's items, to recognise a repeated page or a shifted record. */
@@ -59,11 +86,19 @@ export class Page<T extends { id: string }> {
   }
 }
 
+/** A page requested ahead of the caller. */
+interface Ahead<T extends { id: string }> {
+  readonly number: number;
+  readonly result: PagePromise<T>;
+  readonly controller: AbortController;
+}
+
 /**
  * What `list()` returns: await it for the first page, `for await` it for every item of every
- * page, or iterate `pages()` for page after page. Iteration asks for the next page only when
- * the current one is used up, and stops at the last page, on an empty page, or on a page that
- * repeats the previous one (a server ignoring `page`); leaving the loop stops fetching.
+ * page, or iterate `pages()` for page after page. Iteration asks for the next page when the
+ * current one is used up (or up to `prefetch` pages earlier), and stops at the last page, on an
+ * empty page, or on a page that repeats an earlier one (a server ignoring `page`); leaving the
+ * loop stops fetching and cancels what was fetched ahead.
  *
  * @example
  * ```ts
@@ -81,31 +116,60 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
   /**
    * Every page, in order, starting with this one. Stops early on a page that repeats the first,
    * the previous or the one before it: a server cycling through pages cannot loop us forever,
-   * and memory stays bounded by three pages.
+   * and memory stays bounded by three pages (plus those fetched ahead).
    */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page: Page<T> = await (this as CrmPromise<Page<T>>);
-    yield page;
-    const first = page.ids();
-    let recent: Set<string>[] = [first];
-    while (page.hasNextPage()) {
-      page = await page.nextPage();
-      const ids = page.ids();
-      const repeats = (seen: Set<string>) => [...ids].every((id) => seen.has(id));
-      if (repeats(first) || recent.some(repeats)) return;
-      recent = [recent.at(-1) as Set<string>, ids];
+    const ahead: Ahead<T>[] = [];
+    try {
+      page.fillAhead(ahead);
       yield page;
+      const first = page.ids();
+      let recent: Set<string>[] = [first];
+      while (page.hasNextPage()) {
+        const wanted = page.number + 1;
+        const queued = ahead[0]?.number === wanted ? ahead.shift() : undefined;
+        page = await (queued ? queued.result : page.nextPage());
+        const ids = page.ids();
+        const repeats = (seen: Set<string>) => [...ids].every((id) => seen.has(id));
+        if (repeats(first) || recent.some(repeats)) return;
+        recent = [recent.at(-1) as Set<string>, ids];
+        page.fillAhead(ahead);
+        yield page;
+      }
+    } finally {
+      for (const { controller } of ahead) controller.abort();
     }
   }
 
-  /** Every item of every page. A record that an insert shifted onto the next page is not yielded twice. */
-  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+  /**
+   * Every item of every page. A record that an insert shifted onto the next page is not yielded
+   * twice. Items of a page already fetched are handed out without a trip through a generator.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
+    const pages = this.pages();
+    let items: readonly T[] = [];
+    let index = 0;
     let previous: Set<string> | undefined;
-    for await (const page of this.pages()) {
-      for (const item of page.data) {
-        if (!previous?.has(item.id)) yield item;
+    const done = { done: true, value: undefined } as const;
+    const pull = async (): Promise<IteratorResult<T, undefined>> => {
+      for (;;) {
+        const next = await pages.next();
+        if (next.done) return done;
+        const seen = previous;
+        items = seen ? next.value.data.filter((item) => !seen.has(item.id)) : next.value.data;
+        previous = next.value.ids();
+        index = 0;
+        if (items.length > 0) return { done: false, value: items[index++] as T };
       }
-      previous = page.ids();
-    }
+    };
+    return {
+      next: () => (index < items.length ? Promise.resolve({ done: false, value: items[index++] as T }) : pull()),
+      return: async () => {
+        items = [];
+        await pages.return(undefined);
+        return done;
+      },
+    };
   }
 }

@@ -197,6 +197,14 @@ export class Transport {
     if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
       throw this.#apiError(response.status, json, response.headers, where, 'success: false');
     }
+    if (!this.#options.validateResponses && isFramed(endpoint, json)) {
+      return {
+        data: json.data as z.output<E['data']>,
+        pagination: json.pagination as Pagination | undefined,
+        response,
+      };
+    }
+    // Unvalidated responses that are not even an envelope get the full check, for its precise error.
     const result = endpoint.envelope.safeParse(json);
     if (!result.success) {
       const issues = issuesOf(result.error);
@@ -243,6 +251,13 @@ export class Transport {
   #safeHeaders(headers: Headers): Headers {
     return redactHeaders(headers, this.#redact);
   }
+}
+
+/** An envelope's frame: success, and data of the right kind; the records' fields are not looked at. */
+function isFramed(endpoint: Endpoint, json: unknown): json is { data: unknown; pagination?: unknown } {
+  const envelope = json as { success?: unknown; data?: unknown } | null;
+  if (typeof envelope !== 'object' || envelope === null || envelope.success !== true) return false;
+  return endpoint.list ? Array.isArray(envelope.data) : typeof envelope.data === 'object' && envelope.data !== null;
 }
 
 /** An error body: parsed JSON, else the text, else undefined. */

@@ -2,7 +2,7 @@ import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import type { PagePromise } from '../core/page';
 import { endpoints } from '../endpoints';
-import type { RequestOptions } from '../options';
+import type { ListOptions, RequestOptions } from '../options';
 import type { Activity, ActivityCreateInput, ActivityListParams } from '../schemas/activity';
 
 /** `crm.activities`: list and log the activities of an opportunity. */
@@ -25,7 +25,7 @@ export class Activities {
    * }
    * ```
    */
-  list(params: ActivityListParams, options?: RequestOptions): PagePromise<Activity> {
+  list(params: ActivityListParams, options?: ListOptions): PagePromise<Activity> {
     return this.#call.list(endpoints.listActivities, params, options);
   }
 

@@ -2,7 +2,7 @@ import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import type { PagePromise } from '../core/page';
 import { endpoints } from '../endpoints';
-import type { RequestOptions } from '../options';
+import type { ListOptions, RequestOptions } from '../options';
 import type { Contact, ContactCreateInput, ContactListParams, ContactUpdateInput } from '../schemas/contact';
 
 /** `crm.contacts`: create, update and list contacts. */
@@ -49,7 +49,7 @@ export class Contacts {
    * for await (const contact of crm.contacts.list({ status: 'active' })) console.log(contact.email);
    * ```
    */
-  list(params: ContactListParams = {}, options?: RequestOptions): PagePromise<Contact> {
+  list(params: ContactListParams = {}, options?: ListOptions): PagePromise<Contact> {
     return this.#call.list(endpoints.listContacts, params, options);
   }
 }
