@@ -80,6 +80,11 @@ export class Page<T extends { id: string }> {
     }
   }
 
+  /** @internal What identifies this page's content, to recognise it when a server serves it again. */
+  fingerprint(): string {
+    return `${this.data.length}\u0000${this.data[0]?.id}\u0000${this.data.at(-1)?.id}`;
+  }
+
   /** @internal Ids of this page's items, to recognise a repeated page or a shifted record. */
   ids(): Set<string> {
     return new Set(this.data.map((item) => item.id));
@@ -114,9 +119,9 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
   }
 
   /**
-   * Every page, in order, starting with this one. Stops early on a page that repeats the first,
-   * the previous or the one before it: a server cycling through pages cannot loop us forever,
-   * and memory stays bounded by three pages (plus those fetched ahead).
+   * Every page, in order, starting with this one. Stops early on a page served before (or one
+   * made only of the previous page's records): a server cycling through pages cannot loop us
+   * forever. Memory holds one page's ids and a short fingerprint per page (plus pages fetched ahead).
    */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page: Page<T> = await (this as CrmPromise<Page<T>>);
@@ -124,16 +129,18 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
     try {
       page.fillAhead(ahead);
       yield page;
-      const first = page.ids();
-      let recent: Set<string>[] = [first];
+      // A page is recognised again by its first id, last id and length: a few bytes per page.
+      const seen = new Set([page.fingerprint()]);
+      let previous = page.ids();
       while (page.hasNextPage()) {
         const wanted = page.number + 1;
         const queued = ahead[0]?.number === wanted ? ahead.shift() : undefined;
         page = await (queued ? queued.result : page.nextPage());
-        const ids = page.ids();
-        const repeats = (seen: Set<string>) => [...ids].every((id) => seen.has(id));
-        if (repeats(first) || recent.some(repeats)) return;
-        recent = [recent.at(-1) as Set<string>, ids];
+        const fingerprint = page.fingerprint();
+        const within = previous;
+        if (seen.has(fingerprint) || page.data.every((item) => within.has(item.id))) return;
+        seen.add(fingerprint);
+        previous = page.ids();
         page.fillAhead(ahead);
         yield page;
       }

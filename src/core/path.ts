@@ -7,9 +7,12 @@ import * as z from 'zod';
 export const PathId = z
   .string()
   .min(1)
-  .refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' });
+  .refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' })
+  // encodeURIComponent throws on a lone UTF-16 surrogate: such a string names no record.
+  .refine((id) => !LONE_SURROGATE.test(id), { error: 'Must be well-formed Unicode (no lone surrogate)' });
 
 const PLACEHOLDER = /\{(\w+)\}/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The names of a path template's placeholders: `a/{id}/b` -> `['id']`. */
 export const placeholdersOf = (template: string): string[] =>

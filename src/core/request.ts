@@ -145,7 +145,11 @@ export class Transport {
       attempt,
       headers: Object.fromEntries(redactHeaders(request.headers, this.#redact)),
     };
-    this.#options.logger?.(formatLogLine(entry), entry);
+    try {
+      this.#options.logger?.(formatLogLine(entry), entry);
+    } catch {
+      // A failing log sink must not turn an answered call into a failure (and a create into a retry).
+    }
   }
 
   #credentials(endpoint: Endpoint, tenantId: string | undefined): Record<string, string> {

@@ -6,9 +6,16 @@ import * as z from 'zod';
  * (`2026-01-31T09:00:00Z`, `2026-01-31T10:00:00+01:00`). Always sent as an ISO string.
  */
 export const DateTimeInput = z
-  .union([z.date(), z.iso.datetime({ offset: true })], {
-    error: 'Expected a valid Date or an ISO 8601 date-time with a time zone, such as 2026-01-31T09:00:00Z',
-  })
+  // Years 0000 to 9999 only: toISOString() writes others as +010000-..., which no ISO parser here accepts.
+  .union(
+    [
+      z.date().min(new Date('0000-01-01T00:00:00Z')).max(new Date('9999-12-31T23:59:59.999Z')),
+      z.iso.datetime({ offset: true }),
+    ],
+    {
+      error: 'Expected a valid Date or an ISO 8601 date-time with a time zone, such as 2026-01-31T09:00:00Z',
+    },
+  )
   .transform((value) => (value instanceof Date ? value.toISOString() : value));
 
 /** A non-empty string, the spec's "min length 1". */
