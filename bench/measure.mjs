@@ -1,0 +1,48 @@
+// Small measuring helpers shared by the benchmark scripts.
+import { spawn } from 'node:child_process';
+
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function time(fn) {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Starts bench/server.mjs in its own process; resolves to { url, stop }. */
+export function startServer(latencyMs = 0) {
+  const child = spawn(process.execPath, [new URL('./server.mjs', import.meta.url).pathname, String(latencyMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.on('data', (chunk) => {
+      const match = /READY (\d+)/.exec(chunk.toString());
+      if (match) {
+        resolve({
+          url: `http://127.0.0.1:${match[1]}`,
+          stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
+        });
+      }
+    });
+  });
+}
+
+/**
+ * Runs every workload `runs` times, interleaved (A B C, A B C, ...), so that drift in the
+ * machine's speed touches all of them alike. Resolves to each one's median.
+ */
+export async function interleaved(workloads, runs) {
+  const samples = Object.fromEntries(Object.keys(workloads).map((name) => [name, []]));
+  for (const fn of Object.values(workloads)) await fn(); // warm-up, not counted
+  for (let run = 0; run < runs; run++) {
+    for (const [name, fn] of Object.entries(workloads)) samples[name].push(await time(fn));
+  }
+  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
+}

@@ -1,0 +1,204 @@
+// `npm run bench`: the SDK against the alternatives an integrator would otherwise use, on the
+// loopback, with the server in a separate process. Prints a table and writes bench/RESULTS.md.
+// Every figure is a median of RUNS interleaved runs; ratios are to raw fetch in the same run.
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, platform, release } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import ky from 'ky';
+import createOpenApiClient from 'openapi-fetch';
+import { CrmClient } from '../dist/index.js';
+import { interleaved, median, sleep, startServer } from './measure.mjs';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const TENANT = 'tenant_bench';
+const KEY = 'bench-key';
+const headers = { accept: 'application/json', 'x-api-key': KEY, 'x-tenant-id': TENANT };
+const root = new URL('..', import.meta.url);
+const rows = [];
+const say = (line) => process.stdout.write(`${line}\n`);
+const ratio = (value, base) => `${(value / base).toFixed(2)}x`;
+const record = (workload, subject, value, unit, base, target) => {
+  rows.push({ workload, subject, value, unit, ratio: base === undefined ? '' : ratio(value, base), target: target ?? '' });
+  say(`${workload.padEnd(34)} ${subject.padEnd(30)} ${value.toFixed(unit === 'ms' ? 1 : 3).padStart(10)} ${unit}  ${base === undefined ? '' : ratio(value, base)}`);
+};
+
+/** Each way of reading one opportunity and of paging through the activities. */
+function clients(url, latency = '') {
+  const sdk = new CrmClient({ baseUrl: url, apiKey: KEY, tenantId: TENANT });
+  const sdkTrusting = new CrmClient({ baseUrl: url, apiKey: KEY, tenantId: TENANT, validateResponses: false });
+  const kyClient = ky.create({ prefix: url, headers });
+  const openapi = createOpenApiClient({ baseUrl: url, headers });
+  return {
+    get: {
+      fetch: async () => {
+        const res = await fetch(`${url}/integrations/v1/opportunities/opp_1?tenantId=${TENANT}`, { headers });
+        if (!res.ok) throw new Error(`status ${res.status}`);
+        return (await res.json()).data;
+      },
+      sdk: () => sdk.opportunities.get('opp_1'),
+      'openapi-fetch': async () => {
+        const { data, error } = await openapi.GET('/integrations/v1/opportunities/{id}', {
+          params: { path: { id: 'opp_1' }, query: { tenantId: TENANT } },
+        });
+        if (error) throw new Error('failed');
+        return data.data;
+      },
+      ky: async () =>
+        (await kyClient.get('integrations/v1/opportunities/opp_1', { searchParams: { tenantId: TENANT } }).json()).data,
+    },
+    iterate: {
+      fetch: async (perPage) => {
+        let count = 0;
+        for (let page = 1; ; page++) {
+          const query = `tenantId=${TENANT}&opportunityId=opp_1&limit=200&page=${page}`;
+          const res = await fetch(`${url}/integrations/v1/activities?${query}`, { headers });
+          if (!res.ok) throw new Error(`status ${res.status}`);
+          const body = await res.json();
+          for (const _ of body.data) count++;
+          if (perPage) await perPage();
+          if (body.data.length === 0 || page >= body.pagination.pages) return count;
+        }
+      },
+      sdk: (perPage, options) => iterateSdk(sdk, perPage, options),
+      'sdk, validateResponses: false': (perPage, options) => iterateSdk(sdkTrusting, perPage, options),
+    },
+    latency,
+  };
+}
+
+async function iterateSdk(sdk, perPage, options) {
+  let count = 0;
+  for await (const _ of sdk.activities.list({ opportunityId: 'opp_1', limit: 200 }, options)) {
+    count++;
+    if (perPage && count % 200 === 0) await perPage();
+  }
+  return count;
+}
+
+async function main() {
+  const fast = await startServer(0);
+  const slow = await startServer(5);
+  try {
+    const c = clients(fast.url);
+    say(`crm-integration-sdk benchmark, ${RUNS} interleaved runs per workload (medians)\n`);
+
+    const calls = 3000;
+    const w1 = await interleaved(
+      Object.fromEntries(Object.entries(c.get).map(([name, get]) => [name, async () => { for (let i = 0; i < calls; i++) await get(); }])),
+      RUNS,
+    );
+    for (const [name, ms] of Object.entries(w1)) record('W1 3,000 sequential get', name, (ms * 1000) / calls, 'µs/call', (w1.fetch * 1000) / calls, name === 'sdk' ? '<= 1.15x' : '');
+
+    const w2 = await interleaved(
+      { fetch: () => c.iterate.fetch(), sdk: () => c.iterate.sdk(), 'sdk, validateResponses: false': () => c.iterate['sdk, validateResponses: false']() },
+      RUNS,
+    );
+    for (const [name, ms] of Object.entries(w2)) record('W2 iterate 100,000 activities', name, ms, 'ms', w2.fetch, name === 'sdk' ? '<= 1.15x' : '');
+
+    const s = clients(slow.url);
+    const w3 = await interleaved(
+      {
+        'fetch, sequential': () => s.iterate.fetch(),
+        'sdk, prefetch 0': () => s.iterate.sdk(undefined, { prefetch: 0 }),
+        'sdk, prefetch 4': () => s.iterate.sdk(undefined, { prefetch: 4 }),
+      },
+      RUNS,
+    );
+    for (const [name, ms] of Object.entries(w3)) record('W3 iterate, 5 ms server latency', name, ms, 'ms', w3['fetch, sequential'], name === 'sdk, prefetch 4' ? '<= 0.40x' : '');
+    const work = () => sleep(5);
+    const w3b = await interleaved(
+      {
+        'fetch, sequential': () => s.iterate.fetch(work),
+        'sdk, prefetch 1': () => s.iterate.sdk(work, { prefetch: 1 }),
+        'sdk, prefetch 4': () => s.iterate.sdk(work, { prefetch: 4 }),
+      },
+      RUNS,
+    );
+    for (const [name, ms] of Object.entries(w3b)) record('W3 same, caller awaits 5 ms a page', name, ms, 'ms', w3b['fetch, sequential'], name === 'sdk, prefetch 4' ? '<= 0.40x' : '');
+
+    const concurrent = (get) => async () => {
+      for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 200 }, () => get()));
+    };
+    const w4 = await interleaved({ fetch: concurrent(c.get.fetch), sdk: concurrent(c.get.sdk), ky: concurrent(c.get.ky) }, RUNS);
+    for (const [name, ms] of Object.entries(w4)) record('W4 200 concurrent get x 10', name, ms, 'ms', w4.fetch, name === 'sdk' ? '<= 1.15x' : '');
+
+    const heap = { fetch: [], sdk: [] };
+    for (let run = 0; run < RUNS; run++) for (const subject of Object.keys(heap)) heap[subject].push(peakHeap(subject, fast.url));
+    const heapMedians = Object.fromEntries(Object.entries(heap).map(([k, v]) => [k, median(v)]));
+    for (const [name, bytes] of Object.entries(heapMedians)) record('W2 peak heap growth', name, bytes / 1024 / 1024, 'MiB', heapMedians.fetch, name === 'sdk' ? '<= 1.5x' : '');
+  } finally {
+    await fast.stop();
+    await slow.stop();
+  }
+
+  const whole = await bundleSize(false);
+  const own = await bundleSize(true);
+  record('bundle, min+gzip', 'ESM entry with ky and zod', whole / 1024, 'KiB', undefined, '<= 18 KiB');
+  record('bundle, min+gzip', "the SDK's own code", own / 1024, 'KiB');
+  const cold = coldImport();
+  record('cold import of dist/index.js', 'above node -e 0', cold, 'ms', undefined, '<= 70 ms');
+
+  writeResults();
+}
+
+/** Peak heap growth while iterating W2, in a fresh process with --expose-gc. */
+function peakHeap(subject, url) {
+  const result = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(new URL('./heap.mjs', import.meta.url)), subject, url], {
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(result.stderr);
+  return Number(result.stdout.trim());
+}
+
+async function bundleSize(ownOnly) {
+  const out = await build({
+    entryPoints: [fileURLToPath(new URL('dist/index.js', root))],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    external: ownOnly ? ['ky', 'zod'] : [],
+    write: false,
+    logLevel: 'silent',
+  });
+  return gzipSync(out.outputFiles[0].contents, { level: 9 }).length;
+}
+
+function coldImport() {
+  const entry = pathToFileURL(fileURLToPath(new URL('dist/index.js', root))).href;
+  const once = (args) => {
+    const start = performance.now();
+    spawnSync(process.execPath, args);
+    return performance.now() - start;
+  };
+  const base = [];
+  const sdk = [];
+  for (let i = 0; i < 15; i++) {
+    base.push(once(['-e', '0']));
+    sdk.push(once(['--input-type=module', '-e', `await import(${JSON.stringify(entry)})`]));
+  }
+  return median(sdk) - median(base);
+}
+
+function writeResults() {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Machine: ${cpu}, ${cpus().length} cores, ${platform()} ${release()}, Node ${process.version}.`,
+    `Date: ${new Date().toISOString().slice(0, 10)}. Medians of ${RUNS} interleaved runs; ratios are to raw \`fetch\` in the same run. Written by \`npm run bench\`.`,
+    '',
+    '| workload | subject | median | unit | ratio | target |',
+    '|---|---|---:|---|---:|---|',
+    ...rows.map((r) => `| ${r.workload} | ${r.subject} | ${r.value.toFixed(r.unit === 'ms' ? 1 : 3)} | ${r.unit} | ${r.ratio} | ${r.target} |`),
+    '',
+  ];
+  writeFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));
+  say('\nwrote bench/RESULTS.md');
+}
+
+await main();
