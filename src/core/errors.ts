@@ -245,3 +245,6 @@ export const isCrmConnectionError = (value: unknown): value is CrmConnectionErro
 export const isCrmAbortError = (value: unknown): value is CrmAbortError => hasKind(value, CrmAbortError.kind);
 /** True when an attempt got no response within its timeout. */
 export const isCrmTimeoutError = (value: unknown): value is CrmTimeoutError => hasKind(value, CrmTimeoutError.kind);
+/** True when a response body was over `maxResponseBytes`. */
+export const isCrmResponseTooLargeError = (value: unknown): value is CrmResponseTooLargeError =>
+  hasKind(value, CrmResponseTooLargeError.kind);

@@ -1,4 +1,4 @@
-import { CrmAbortError } from './errors';
+import { CrmAbortError, CrmTimeoutError } from './errors';
 
 /**
  * At most `max` calls in flight; the others wait in order. A waiting call whose signal aborts
@@ -13,9 +13,10 @@ export class Limiter {
     this.#max = max;
   }
 
-  async run<T>(task: () => Promise<T>, signal: AbortSignal | undefined, where: string): Promise<T> {
+  /** Runs `task` in a slot; a call still queued at `deadline` (epoch ms) fails with CrmTimeoutError. */
+  async run<T>(task: () => Promise<T>, signal: AbortSignal | undefined, where: string, deadline?: number): Promise<T> {
     // A finishing call hands its slot straight to the next waiter, so no newcomer can slip in between.
-    if (this.#active >= this.#max) await this.#wait(signal, where);
+    if (this.#active >= this.#max) await this.#wait(signal, where, deadline);
     else this.#active += 1;
     try {
       return await task();
@@ -26,21 +27,33 @@ export class Limiter {
     }
   }
 
-  #wait(signal: AbortSignal | undefined, where: string): Promise<void> {
+  #wait(signal: AbortSignal | undefined, where: string, deadline: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
         reject(new CrmAbortError(`Aborted: ${where}`, { cause: signal.reason }));
         return;
       }
-      const onAbort = () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const leave = (error: Error) => {
         this.#queue.splice(this.#queue.indexOf(start), 1);
-        reject(new CrmAbortError(`Aborted while queued: ${where}`, { cause: signal?.reason }));
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        reject(error);
       };
+      const onAbort = () => leave(new CrmAbortError(`Aborted while queued: ${where}`, { cause: signal?.reason }));
       const start = () => {
+        clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         resolve();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      if (deadline !== undefined) {
+        timer = setTimeout(
+          () =>
+            leave(new CrmTimeoutError(`Not started within totalTimeout (queued for a maxConcurrency slot): ${where}`)),
+          Math.max(0, deadline - Date.now()),
+        );
+      }
       this.#queue.push(start);
     });
   }

@@ -95,10 +95,17 @@ export class Transport {
 
     const where = `${endpoint.method} /${url}`;
     const started = Date.now();
-    const send = () => this.#ky(url, kyOptions);
+    const total = options?.totalTimeout ?? this.#options.totalTimeout;
+    const deadline = total === undefined ? undefined : started + total;
+    if (deadline !== undefined) kyOptions.context = { deadline };
+    const send = () => {
+      // Time spent queued for a slot counts against the whole call's budget.
+      if (deadline !== undefined) kyOptions.totalTimeout = Math.max(1, deadline - Date.now());
+      return this.#ky(url, kyOptions);
+    };
     let response: Response;
     try {
-      response = await (this.#limiter ? this.#limiter.run(send, options?.signal, where) : send());
+      response = await (this.#limiter ? this.#limiter.run(send, options?.signal, where, deadline) : send());
     } catch (error) {
       throw this.#toCrmError(error, where, options, started);
     }
@@ -231,7 +238,8 @@ export class Transport {
     }
     if (isTimeoutError(error)) {
       const total = options?.totalTimeout ?? this.#options.totalTimeout;
-      if (total !== undefined && Date.now() - started >= total) {
+      // ky's timer may fire a millisecond or two early, hence the tolerance.
+      if (total !== undefined && Date.now() - started >= total - 10) {
         return new CrmTimeoutError(`Not done within totalTimeout (${total} ms), retries included: ${where}`);
       }
       return new CrmTimeoutError(`No response within ${options?.timeout ?? this.#options.timeout} ms: ${where}`);

@@ -1,4 +1,5 @@
 import { isHTTPError, type RetryOptions } from 'ky';
+import { retryAfterMsOf } from './errors';
 
 /**
  * When ky may retry. GET and PUT are safe to repeat: they are retried on 408, 429, 5xx, network
@@ -16,6 +17,9 @@ export const retryPolicy = (limit: number, maxRetryAfter: number): RetryOptions 
   jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
   retryOnTimeout: true,
   shouldRetry: ({ error }) => {
+    // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
+    if (isHTTPError(error) && outlastsDeadline(error.response.headers, error.options.context, maxRetryAfter))
+      return false;
     const method = (error as { request?: Request }).request?.method;
     if (method !== 'POST') return undefined;
     if (!isHTTPError(error)) return false;
@@ -23,3 +27,10 @@ export const retryPolicy = (limit: number, maxRetryAfter: number): RetryOptions 
     return status === 429 || (status === 503 && headers.has('retry-after')) ? undefined : false;
   },
 });
+
+function outlastsDeadline(headers: Headers, context: Record<string, unknown>, maxRetryAfter: number): boolean {
+  const deadline = context.deadline;
+  if (typeof deadline !== 'number') return false;
+  const wait = retryAfterMsOf(headers);
+  return wait !== undefined && Math.min(wait, maxRetryAfter) >= deadline - Date.now();
+}

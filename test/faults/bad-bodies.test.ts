@@ -1,0 +1,113 @@
+import { expect, test } from 'vitest';
+import { CrmApiError, CrmResponseValidationError } from '../../src/index';
+import {
+  ACTIVITIES_PATH,
+  clientFor,
+  failure,
+  htmlPage,
+  OPP_ID,
+  OPP_PATH,
+  OPPORTUNITY,
+  okBody,
+  reply,
+  useFaultServer,
+} from './server';
+
+const fault = useFaultServer();
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+test('a 200 with malformed JSON fails with CrmResponseValidationError carrying the text, never a SyntaxError', async () => {
+  const malformed = '{"success": true, "data": {"id": "opp_1",, }}';
+  fault().otherwise('GET', OPP_PATH, reply.with(200, malformed, { headers: JSON_TYPE }));
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmResponseValidationError);
+  expect(error).not.toBeInstanceOf(SyntaxError);
+  expect((error as CrmResponseValidationError).status).toBe(200);
+  expect((error as CrmResponseValidationError).body).toBe(malformed);
+  // A 200 is an answer: a malformed one is not asked for again.
+  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
+
+test('a 200 whose JSON is truncated (complete by its content-length) fails with CrmResponseValidationError', async () => {
+  const whole = okBody(OPPORTUNITY);
+  const truncated = whole.slice(0, Math.floor(whole.length / 2));
+  fault().otherwise('GET', OPP_PATH, reply.with(200, truncated, { headers: JSON_TYPE }));
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmResponseValidationError);
+  expect(error).not.toBeInstanceOf(SyntaxError);
+  expect((error as CrmResponseValidationError).body).toBe(truncated);
+  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
+
+test('a 200 with an empty body fails with CrmResponseValidationError', async () => {
+  fault().otherwise('GET', OPP_PATH, reply.with(200, '', { headers: JSON_TYPE }));
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmResponseValidationError);
+  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
+
+test('a 200 with success: false fails with CrmApiError quoting the server’s message', async () => {
+  const body = { success: false, error: { message: 'Tenant is suspended' } };
+  fault().otherwise('GET', OPP_PATH, reply.with(200, body));
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmApiError);
+  expect((error as CrmApiError).status).toBe(200);
+  expect((error as CrmApiError).body).toEqual(body);
+  expect((error as Error).message).toContain('Tenant is suspended');
+  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
+
+test('a 200 with a text/html page fails with a clear error that names the content type and carries the text', async () => {
+  const page = htmlPage('Please log in');
+  fault().otherwise('GET', OPP_PATH, reply.with(200, page, { headers: { 'content-type': 'text/html' } }));
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmResponseValidationError);
+  expect((error as Error).message).toContain('text/html');
+  expect((error as Error).message).toContain('Please log in');
+  expect((error as CrmResponseValidationError).body).toBe(page);
+  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
+
+test('a 200 whose JSON is not an envelope of the endpoint fails with CrmResponseValidationError naming the field', async () => {
+  fault().otherwise('GET', OPP_PATH, reply.with(200, { success: true, data: { id: 42 } }));
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmResponseValidationError);
+  expect((error as CrmResponseValidationError).issues.map((i) => i.field)).toContain('data.id');
+});
+
+test('a malformed second page ends a for await loop with CrmResponseValidationError after the first page', async () => {
+  const first = reply.ok([{ id: 'act_1' }, { id: 'act_2' }], {
+    extra: { pagination: { page: 1, limit: 2, total: 4, pages: 2 } },
+  });
+  fault().script('GET', ACTIVITIES_PATH, first, reply.with(200, '{"success": true, "data": [', { headers: JSON_TYPE }));
+
+  const ids: string[] = [];
+  const { error } = await failure(
+    (async () => {
+      for await (const activity of clientFor(fault()).activities.list({ opportunityId: OPP_ID, limit: 2 })) {
+        ids.push(activity.id);
+      }
+    })(),
+  );
+
+  expect(error).toBeInstanceOf(CrmResponseValidationError);
+  expect(ids).toEqual(['act_1', 'act_2']);
+  expect(
+    fault()
+      .received('GET', ACTIVITIES_PATH)
+      .map((r) => r.query.get('page')),
+  ).toEqual([null, '2']);
+});
