@@ -18,6 +18,17 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const placeholdersOf = (template: string): string[] =>
   Array.from(template.matchAll(PLACEHOLDER), (m) => m[1] as string);
 
-/** Fills `{name}` placeholders with percent-encoded, already validated values. */
-export const fillPath = (template: string, values: Readonly<Record<string, string>>): string =>
-  template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(values[name] as string));
+/**
+ * A path template compiled once into a function that fills its `{name}` placeholders with
+ * percent-encoded, already validated values.
+ */
+export function pathFiller(template: string): (values: Readonly<Record<string, string>>) => string {
+  const parts = template.split(PLACEHOLDER);
+  // split() with a capturing group alternates literal text and placeholder names.
+  return (values) => {
+    let out = parts[0] as string;
+    for (let i = 1; i < parts.length; i += 2)
+      out += encodeURIComponent(values[parts[i] as string] as string) + parts[i + 1];
+    return out;
+  };
+}

@@ -1,4 +1,4 @@
-import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options } from 'ky';
+import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
 import type * as z from 'zod';
 import type { RequestOptions, ResolvedOptions } from '../options';
 import { checkRequestOptions } from '../options';
@@ -18,7 +18,6 @@ import {
 import { issuesOf } from './issues';
 import { Limiter } from './limiter';
 import { type CrmRequestLog, formatLogLine } from './log';
-import { fillPath } from './path';
 import { redactError, redactHeaders, redactor } from './redact';
 import { retryPolicy } from './retry';
 
@@ -35,31 +34,52 @@ const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-tenant-id'];
 // and the size limit cover them; ky then gets a bodiless Response, keyed here to its text.
 const bodies = new WeakMap<Response, string>();
 
+/** What one attempt ended with: an answer and its body, or the error it threw. */
+type Outcome = { readonly response: Response; readonly text: string } | { readonly error: unknown };
+
+/** A call, fully built: every attempt sends exactly this. */
+interface Call {
+  readonly href: string;
+  readonly init: { method: string; headers: Record<string, string>; body?: string };
+  readonly where: string;
+  readonly options: RequestOptions | undefined;
+  readonly timeout: number;
+  readonly deadline: number | undefined;
+  readonly attempts: { count: number } | undefined;
+}
+
+/** Marks a first attempt that ran out of time, for ky to see as a TimeoutError. */
+const TIMED_OUT = Symbol('timed out');
+
 /**
  * THE request path. Every endpoint goes through `request()`: check credentials and input, place
- * the tenant, fill the path, call ky (which owns retries and timeouts), unwrap the envelope, and
- * turn every failure into a `CrmError`. One Transport is shared by a client and its `withTenant()` clients.
+ * the tenant, fill the path, send, unwrap the envelope, and turn every failure into a
+ * `CrmError`. One Transport is shared by a client and its `withTenant()` clients.
+ *
+ * The first attempt is a plain fetch: most calls succeed at once, and ky's per-call set-up
+ * costs more than the rest of the SDK on that path (see bench/RESULTS.md). Any other outcome is
+ * handed to ky, which replays it and owns every decision from there: whether to retry, when
+ * (backoff, jitter, Retry-After), timeouts and totalTimeout.
  */
 export class Transport {
   readonly #ky: KyInstance;
   readonly #options: ResolvedOptions;
   readonly #redact: <T>(value: T) => T;
   readonly #limiter: Limiter | undefined;
+  readonly #base: string;
+  readonly #headers: Record<string, string>;
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#redact = redactor([options.apiKey, options.adminToken]);
     this.#limiter = options.maxConcurrency ? new Limiter(options.maxConcurrency) : undefined;
-    const headers = Object.fromEntries(
-      Object.entries(options.headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())),
-    );
+    this.#base = options.baseUrl.replace(/\/+$/, '');
+    this.#headers = { accept: 'application/json', ...withoutCredentials(options.headers) };
+    // URL, headers and body arrive fully built; ky adds its retry machinery and timeouts.
     this.#ky = ky.create({
-      prefix: options.baseUrl,
       timeout: options.timeout,
-      ...(options.totalTimeout ? { totalTimeout: options.totalTimeout } : {}),
       retry: retryPolicy(options.maxRetries, options.maxRetryAfter),
-      headers: { accept: 'application/json', ...headers },
-      fetch: (input, init) => this.#send(input, init, undefined),
+      fetch: async (input, init) => this.#bare(await this.#fetchText(input, init, undefined)),
     });
   }
 
@@ -74,46 +94,93 @@ export class Transport {
     tenantId: string | undefined,
     options: RequestOptions | undefined,
   ): Promise<RawResult<z.output<E['data']>>> {
-    const headers = this.#credentials(endpoint, tenantId);
+    const credentials = this.#credentials(endpoint, tenantId);
     if (options) checkRequestOptions(options);
     const parsed = endpoint.input.safeParse(input);
     if (!parsed.success) throw new CrmValidationError(issuesOf(parsed.error, 1));
     const { path, query, body } = parsed.data;
 
-    const url = path ? fillPath(endpoint.path, path) : endpoint.path;
-    const kyOptions: Options = { method: endpoint.method, headers };
-    const inQuery = endpoint.tenantIn === 'query' ? { tenantId, ...(query as object) } : query;
-    if (inQuery) kyOptions.searchParams = inQuery as Record<string, string | number | boolean | undefined>;
-    if (endpoint.tenantIn === 'body') kyOptions.json = { tenantId, ...(body as object) };
-    else if (body !== undefined) kyOptions.json = body;
-    if (options) this.#applyCallOptions(kyOptions, options);
-    if (this.#options.logger) {
-      // Attempts are counted per call, so each log line can say which one it was.
-      const attempts = { count: 0 };
-      kyOptions.fetch = (input, init) => this.#send(input, init, attempts);
-    }
-
+    const url = path ? endpoint.fill(path) : endpoint.path;
     const where = `${endpoint.method} /${url}`;
+    const headers = options?.headers
+      ? { ...this.#headers, ...withoutCredentials(options.headers), ...credentials }
+      : { ...this.#headers, ...credentials };
+    const init: Call['init'] = { method: endpoint.method, headers };
+    const payload = endpoint.tenantIn === 'body' ? { tenantId, ...(body as object) } : body;
+    if (payload !== undefined) {
+      init.body = JSON.stringify(payload);
+      headers['content-type'] = 'application/json';
+    }
+    const search = endpoint.tenantIn === 'query' ? { tenantId, ...(query as object) } : query;
     const started = Date.now();
     const total = options?.totalTimeout ?? this.#options.totalTimeout;
-    const deadline = total === undefined ? undefined : started + total;
-    if (deadline !== undefined) kyOptions.context = { deadline };
-    const send = () => {
-      // Time spent queued for a slot counts against the whole call's budget.
-      if (deadline !== undefined) kyOptions.totalTimeout = Math.max(1, deadline - Date.now());
-      return this.#ky(url, kyOptions);
+    const call: Call = {
+      href: `${this.#base}/${url}${queryString(search as Record<string, unknown> | undefined)}`,
+      init,
+      where,
+      options,
+      timeout: options?.timeout ?? this.#options.timeout,
+      deadline: total === undefined ? undefined : started + total,
+      // Attempts are counted per call, so each log line can say which one it was.
+      attempts: this.#options.logger ? { count: 0 } : undefined,
     };
-    let response: Response;
     try {
-      response = await (this.#limiter ? this.#limiter.run(send, options?.signal, where, deadline) : send());
+      const run = () => this.#run(call);
+      const { response, text } = await (this.#limiter
+        ? this.#limiter.run(run, options?.signal, where, call.deadline)
+        : run());
+      return this.#unwrap(endpoint, where, text, response);
     } catch (error) {
       throw this.#toCrmError(error, where, options, started);
     }
-    return this.#unwrap(endpoint, where, bodies.get(response) ?? '', response);
+  }
+
+  async #run(call: Call): Promise<{ response: Response; text: string }> {
+    const first = await this.#firstAttempt(call);
+    if ('response' in first && first.response.ok) return first;
+    let replay: Outcome | undefined = first;
+    const { options, deadline } = call;
+    const kyOptions: Options = {
+      ...call.init,
+      fetch: async (input, init) => {
+        const outcome = replay;
+        replay = undefined;
+        if (outcome === undefined) return this.#bare(await this.#fetchText(input, init, call.attempts));
+        if ('response' in outcome) return this.#bare(outcome);
+        throw outcome.error === TIMED_OUT ? new TimeoutError(input as Request) : outcome.error;
+      },
+    };
+    if (options?.signal) kyOptions.signal = options.signal;
+    if (options?.timeout !== undefined) kyOptions.timeout = options.timeout;
+    if (options?.maxRetries !== undefined) kyOptions.retry = { limit: options.maxRetries };
+    if (deadline !== undefined) {
+      kyOptions.context = { deadline };
+      kyOptions.totalTimeout = Math.max(1, deadline - Date.now());
+    }
+    const response = await this.#ky(call.href, kyOptions);
+    return { response, text: bodies.get(response) ?? '' };
+  }
+
+  /** The first attempt, without ky: a fetch bounded by the attempt's timeout and the caller's signal. */
+  async #firstAttempt(call: Call): Promise<Outcome> {
+    const user = call.options?.signal;
+    user?.throwIfAborted();
+    const limit = call.deadline === undefined ? call.timeout : Math.min(call.timeout, call.deadline - Date.now());
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(), Math.max(0, limit));
+    try {
+      const signal = user ? AbortSignal.any([user, timer.signal]) : timer.signal;
+      return await this.#fetchText(call.href, { ...call.init, signal }, call.attempts);
+    } catch (error) {
+      if (user?.aborted || error instanceof CrmError) throw error;
+      return { error: timer.signal.aborted ? TIMED_OUT : error };
+    } finally {
+      clearTimeout(timeout);
+    }
   }
 
   /** One attempt: fetch, read the body within the size limit, log. */
-  async #send(input: RequestInfo | URL, init: RequestInit | undefined, attempts: { count: number } | undefined) {
+  async #fetchText(input: RequestInfo | URL, init: RequestInit | undefined, attempts: { count: number } | undefined) {
     const started = performance.now();
     let status = 0;
     let failure: unknown;
@@ -121,11 +188,7 @@ export class Transport {
       // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
       const response = await (this.#options.fetch ?? globalThis.fetch)(input, init);
       status = response.status;
-      const text = await readBodyText(response, this.#options.maxResponseBytes);
-      const { statusText, headers } = response;
-      const bare = new Response(null, { status, statusText, headers });
-      bodies.set(bare, text);
-      return bare;
+      return { response, text: await readBodyText(response, this.#options.maxResponseBytes) };
     } catch (error) {
       failure = error;
       throw error;
@@ -136,6 +199,14 @@ export class Transport {
         this.#log(request, status, failure, performance.now() - started, attempts.count);
       }
     }
+  }
+
+  /** A bodiless copy of an answer for ky, its text kept aside. */
+  #bare({ response, text }: { response: Response; text: string }): Response {
+    const { status, statusText, headers } = response;
+    const bare = new Response(null, { status, statusText, headers });
+    bodies.set(bare, text);
+    return bare;
   }
 
   #log(request: Request, status: number, failure: unknown, durationMs: number, attempt: number) {
@@ -174,26 +245,14 @@ export class Transport {
     return headers;
   }
 
-  #applyCallOptions(kyOptions: Options, options: RequestOptions): void {
-    if (options.signal) kyOptions.signal = options.signal;
-    if (options.timeout !== undefined) kyOptions.timeout = options.timeout;
-    if (options.maxRetries !== undefined) kyOptions.retry = { limit: options.maxRetries };
-    if (options.totalTimeout !== undefined) kyOptions.totalTimeout = options.totalTimeout;
-    if (options.headers) {
-      const own = kyOptions.headers as Record<string, string>;
-      for (const [name, value] of Object.entries(options.headers)) {
-        if (!CREDENTIAL_HEADERS.includes(name.toLowerCase())) own[name] = value;
-      }
-    }
-  }
-
   #unwrap<E extends Endpoint>(
     endpoint: E,
     where: string,
     text: string,
     response: Response,
   ): RawResult<z.output<E['data']>> {
-    const facts = { status: response.status, headers: this.#safeHeaders(response.headers) };
+    // Only failures need the masked copy of the headers: building it on every success would cost more than parsing.
+    const facts = () => ({ status: response.status, headers: this.#safeHeaders(response.headers) });
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -201,7 +260,7 @@ export class Transport {
       const type = response.headers.get('content-type') ?? 'no content type';
       throw new CrmResponseValidationError(
         `Expected a JSON envelope from ${where}, got ${type}: ${this.#redact(text.slice(0, 200))}`,
-        { ...facts, body: this.#redact(text) },
+        { ...facts(), body: this.#redact(text) },
         [{ field: '', path: [], message: `Not JSON (${type})` }],
       );
     }
@@ -216,12 +275,12 @@ export class Transport {
       };
     }
     // Unvalidated responses that are not even an envelope get the full check, for its precise error.
-    const result = endpoint.envelope.safeParse(json);
+    const result = endpoint.parseEnvelope(json);
     if (!result.success) {
       const issues = issuesOf(result.error);
       throw new CrmResponseValidationError(
         `Unexpected response from ${where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
-        { ...facts, body: this.#redact(json) },
+        { ...facts(), body: this.#redact(json) },
         issues,
       );
     }
@@ -263,6 +322,24 @@ export class Transport {
   #safeHeaders(headers: Headers): Headers {
     return redactHeaders(headers, this.#redact);
   }
+}
+
+/** Drops credential headers from caller-supplied headers: the client's own always win. */
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!CREDENTIAL_HEADERS.includes(name.toLowerCase())) out[name] = value;
+  }
+  return out;
+}
+
+/** `?a=1&b=2` from defined values, as URLSearchParams encodes them; empty when there are none. */
+function queryString(params: Record<string, unknown> | undefined): string {
+  if (!params) return '';
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
 }
 
 /** An envelope's frame: success, and data of the right kind; the records' fields are not looked at. */
