@@ -30,6 +30,7 @@ export class Page<T extends { id: string }> {
   /** The server's `pagination` object (`page`, `limit`, `total`, `pages`). */
   readonly pagination: Pagination;
   readonly #request: PageRequest<T>;
+  #ids: Set<string> | undefined;
 
   /** @internal */
   constructor(data: T[], pagination: Pagination, request: PageRequest<T>) {
@@ -87,7 +88,11 @@ export class Page<T extends { id: string }> {
 
   /** @internal Ids of this page's items, to recognise a repeated page or a shifted record. */
   ids(): Set<string> {
-    return new Set(this.data.map((item) => item.id));
+    if (!this.#ids) {
+      this.#ids = new Set();
+      for (const item of this.data) this.#ids.add(item.id);
+    }
+    return this.#ids;
   }
 }
 
