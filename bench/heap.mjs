@@ -14,7 +14,10 @@ const sample = () => {
 
 if (subject === 'fetch') {
   for (let page = 1; ; page++) {
-    const res = await fetch(`${url}/integrations/v1/activities?tenantId=tenant_bench&opportunityId=opp_1&limit=200&page=${page}`, { headers });
+    const res = await fetch(
+      `${url}/integrations/v1/activities?tenantId=tenant_bench&opportunityId=opp_1&limit=200&page=${page}`,
+      { headers },
+    );
     const body = await res.json();
     for (const _ of body.data) sample();
     if (body.data.length === 0 || page >= body.pagination.pages) break;

@@ -27,7 +27,11 @@ export function startServer(latencyMs = 0) {
       if (match) {
         resolve({
           url: `http://127.0.0.1:${match[1]}`,
-          stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', done);
+              child.kill('SIGTERM');
+            }),
         });
       }
     });

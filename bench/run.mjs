@@ -21,8 +21,17 @@ const rows = [];
 const say = (line) => process.stdout.write(`${line}\n`);
 const ratio = (value, base) => `${(value / base).toFixed(2)}x`;
 const record = (workload, subject, value, unit, base, target) => {
-  rows.push({ workload, subject, value, unit, ratio: base === undefined ? '' : ratio(value, base), target: target ?? '' });
-  say(`${workload.padEnd(34)} ${subject.padEnd(30)} ${value.toFixed(unit === 'ms' ? 1 : 3).padStart(10)} ${unit}  ${base === undefined ? '' : ratio(value, base)}`);
+  rows.push({
+    workload,
+    subject,
+    value,
+    unit,
+    ratio: base === undefined ? '' : ratio(value, base),
+    target: target ?? '',
+  });
+  say(
+    `${workload.padEnd(34)} ${subject.padEnd(30)} ${value.toFixed(unit === 'ms' ? 1 : 3).padStart(10)} ${unit}  ${base === undefined ? '' : ratio(value, base)}`,
+  );
 };
 
 /** Each way of reading one opportunity and of paging through the activities. */
@@ -87,16 +96,36 @@ async function main() {
 
     const calls = 3000;
     const w1 = await interleaved(
-      Object.fromEntries(Object.entries(c.get).map(([name, get]) => [name, async () => { for (let i = 0; i < calls; i++) await get(); }])),
+      Object.fromEntries(
+        Object.entries(c.get).map(([name, get]) => [
+          name,
+          async () => {
+            for (let i = 0; i < calls; i++) await get();
+          },
+        ]),
+      ),
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w1)) record('W1 3,000 sequential get', name, (ms * 1000) / calls, 'µs/call', (w1.fetch * 1000) / calls, name === 'sdk' ? '<= 1.15x' : '');
+    for (const [name, ms] of Object.entries(w1))
+      record(
+        'W1 3,000 sequential get',
+        name,
+        (ms * 1000) / calls,
+        'µs/call',
+        (w1.fetch * 1000) / calls,
+        name === 'sdk' ? '<= 1.15x' : '',
+      );
 
     const w2 = await interleaved(
-      { fetch: () => c.iterate.fetch(), sdk: () => c.iterate.sdk(), 'sdk, validateResponses: false': () => c.iterate['sdk, validateResponses: false']() },
+      {
+        fetch: () => c.iterate.fetch(),
+        sdk: () => c.iterate.sdk(),
+        'sdk, validateResponses: false': () => c.iterate['sdk, validateResponses: false'](),
+      },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w2)) record('W2 iterate 100,000 activities', name, ms, 'ms', w2.fetch, name === 'sdk' ? '<= 1.15x' : '');
+    for (const [name, ms] of Object.entries(w2))
+      record('W2 iterate 100,000 activities', name, ms, 'ms', w2.fetch, name === 'sdk' ? '<= 1.15x' : '');
 
     const s = clients(slow.url);
     const w3 = await interleaved(
@@ -107,7 +136,15 @@ async function main() {
       },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w3)) record('W3 iterate, 5 ms server latency', name, ms, 'ms', w3['fetch, sequential'], name === 'sdk, prefetch 4' ? '<= 0.40x' : '');
+    for (const [name, ms] of Object.entries(w3))
+      record(
+        'W3 iterate, 5 ms server latency',
+        name,
+        ms,
+        'ms',
+        w3['fetch, sequential'],
+        name === 'sdk, prefetch 4' ? '<= 0.40x' : '',
+      );
     const work = () => sleep(5);
     const w3b = await interleaved(
       {
@@ -117,18 +154,39 @@ async function main() {
       },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w3b)) record('W3 same, caller awaits 5 ms a page', name, ms, 'ms', w3b['fetch, sequential'], name === 'sdk, prefetch 4' ? '<= 0.40x' : '');
+    for (const [name, ms] of Object.entries(w3b))
+      record(
+        'W3 same, caller awaits 5 ms a page',
+        name,
+        ms,
+        'ms',
+        w3b['fetch, sequential'],
+        name === 'sdk, prefetch 4' ? '<= 0.40x' : '',
+      );
 
     const concurrent = (get) => async () => {
       for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 200 }, () => get()));
     };
-    const w4 = await interleaved({ fetch: concurrent(c.get.fetch), sdk: concurrent(c.get.sdk), ky: concurrent(c.get.ky) }, RUNS);
-    for (const [name, ms] of Object.entries(w4)) record('W4 200 concurrent get x 10', name, ms, 'ms', w4.fetch, name === 'sdk' ? '<= 1.15x' : '');
+    const w4 = await interleaved(
+      { fetch: concurrent(c.get.fetch), sdk: concurrent(c.get.sdk), ky: concurrent(c.get.ky) },
+      RUNS,
+    );
+    for (const [name, ms] of Object.entries(w4))
+      record('W4 200 concurrent get x 10', name, ms, 'ms', w4.fetch, name === 'sdk' ? '<= 1.15x' : '');
 
     const heap = { fetch: [], sdk: [] };
-    for (let run = 0; run < RUNS; run++) for (const subject of Object.keys(heap)) heap[subject].push(peakHeap(subject, fast.url));
+    for (let run = 0; run < RUNS; run++)
+      for (const subject of Object.keys(heap)) heap[subject].push(peakHeap(subject, fast.url));
     const heapMedians = Object.fromEntries(Object.entries(heap).map(([k, v]) => [k, median(v)]));
-    for (const [name, bytes] of Object.entries(heapMedians)) record('W2 peak heap growth', name, bytes / 1024 / 1024, 'MiB', heapMedians.fetch / 1024 / 1024, name === 'sdk' ? '<= 1.5x' : '');
+    for (const [name, bytes] of Object.entries(heapMedians))
+      record(
+        'W2 peak heap growth',
+        name,
+        bytes / 1024 / 1024,
+        'MiB',
+        heapMedians.fetch / 1024 / 1024,
+        name === 'sdk' ? '<= 1.5x' : '',
+      );
   } finally {
     await fast.stop();
     await slow.stop();
@@ -146,9 +204,13 @@ async function main() {
 
 /** Peak heap growth while iterating W2, in a fresh process with --expose-gc. */
 function peakHeap(subject, url) {
-  const result = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(new URL('./heap.mjs', import.meta.url)), subject, url], {
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--expose-gc', fileURLToPath(new URL('./heap.mjs', import.meta.url)), subject, url],
+    {
+      encoding: 'utf8',
+    },
+  );
   if (result.status !== 0) throw new Error(result.stderr);
   return Number(result.stdout.trim());
 }
@@ -194,7 +256,10 @@ function writeResults() {
     '',
     '| workload | subject | median | unit | ratio | target |',
     '|---|---|---:|---|---:|---|',
-    ...rows.map((r) => `| ${r.workload} | ${r.subject} | ${r.value.toFixed(r.unit === 'ms' ? 1 : 3)} | ${r.unit} | ${r.ratio} | ${r.target} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.workload} | ${r.subject} | ${r.value.toFixed(r.unit === 'ms' ? 1 : 3)} | ${r.unit} | ${r.ratio} | ${r.target} |`,
+    ),
     '',
   ];
   writeFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));

@@ -26,6 +26,7 @@ export {
   isCrmResponseValidationError,
   isCrmTimeoutError,
   isCrmValidationError,
+  type ResponseFacts,
 } from './core/errors';
 export type { CrmLogger, CrmRequestLog } from './core/log';
 export { Page, PagePromise } from './core/page';

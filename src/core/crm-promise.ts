@@ -16,7 +16,7 @@ export interface WithResponse<T> {
  * ```
  */
 export class CrmPromise<T> extends Promise<T> {
-  // Chained promises (`.then()` results) are plain promises, not CrmPromises.
+  /** Chained promises (`.then()` results) are plain promises, not CrmPromises. */
   static override get [Symbol.species]() {
     return Promise;
   }

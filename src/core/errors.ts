@@ -37,6 +37,7 @@ export class CrmError extends Error {
     Object.defineProperty(this, 'name', { value: kinds[0], configurable: true, writable: true });
   }
 
+  /** `instanceof` by brand, so that it also recognises errors from another copy of the package. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
     return hasKind(value, this.kind);
@@ -68,8 +69,8 @@ export class CrmValidationError extends CrmError {
   }
 }
 
-/** Describes an HTTP response an error was built from. */
-interface ResponseFacts {
+/** The HTTP response an error was built from: status, parsed body (or text), headers. */
+export interface ResponseFacts {
   readonly status: number;
   readonly body: unknown;
   readonly headers: Headers;
@@ -96,6 +97,7 @@ export class CrmResponseValidationError extends CrmError {
     this.issues = issues;
   }
 
+  /** The JSON form: name, message, status and body (credentials are masked already). */
   toJSON() {
     return { name: this.name, message: this.message, status: this.status, issues: this.issues, body: this.body };
   }
@@ -130,6 +132,7 @@ export class CrmApiError extends CrmError {
     this.retryAfterMs = facts.status === 429 || facts.status === 503 ? retryAfterMsOf(facts.headers) : undefined;
   }
 
+  /** The JSON form: name, message, status and body (credentials are masked already). */
   toJSON() {
     return {
       name: this.name,

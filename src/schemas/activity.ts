@@ -78,16 +78,14 @@ export const ActivitySchema = z.looseObject({
   relatedEntityName: opt(z.string()),
 });
 
-type ActivityFields = Omit<
-  z.input<typeof ActivityCreateInputSchema>,
-  'opportunityId' | 'relatedToType' | 'relatedToId'
->;
-
 /**
  * What `activities.create()` accepts: the activity's fields and either `opportunityId` or an
  * explicit `relatedToType` + `relatedToId`.
  */
-export type ActivityCreateInput = ActivityFields &
+export type ActivityCreateInput = Omit<
+  z.input<typeof ActivityCreateInputSchema>,
+  'opportunityId' | 'relatedToType' | 'relatedToId'
+> &
   (
     | { opportunityId: string; relatedToType?: never; relatedToId?: never }
     | { opportunityId?: never; relatedToType: ActivityRelatedToType; relatedToId: string }

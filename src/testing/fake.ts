@@ -1,3 +1,4 @@
+import type { IsEqual } from 'type-fest';
 import type { Endpoint } from '../core/endpoint';
 import { issuesOf } from '../core/issues';
 import { endpoints } from '../endpoints';
@@ -7,7 +8,23 @@ import { type FakeRoute, routes } from './routes';
 import { FakeStore } from './store';
 
 /** The name of an endpoint, as in the SDK's endpoint table (`getOpportunity`, `listContacts`, ...). */
-export type FakeEndpointName = keyof typeof endpoints;
+export type FakeEndpointName =
+  | 'getOpportunity'
+  | 'createOpportunity'
+  | 'updateOpportunity'
+  | 'listActivities'
+  | 'createActivity'
+  | 'createAccount'
+  | 'updateAccount'
+  | 'createContact'
+  | 'updateContact'
+  | 'listContacts'
+  | 'resolveGrant'
+  | 'apiKeyStatus'
+  | 'generateApiKey';
+// Fails to compile when the list above and the endpoint table disagree.
+const namesMatch: IsEqual<FakeEndpointName, keyof typeof endpoints> = true;
+void namesMatch;
 
 /** A failure the fake answers instead of handling the next matching calls. */
 export interface FakeFault {

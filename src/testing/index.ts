@@ -9,6 +9,7 @@ export type {
   FakeSeed,
   FakeTenant,
   FakeUser,
+  Owned,
   StoredAccount,
   StoredActivity,
   StoredContact,

@@ -3,8 +3,8 @@ import type { Activity } from '../schemas/activity';
 import type { Contact } from '../schemas/contact';
 import type { Opportunity } from '../schemas/opportunity';
 
-/** Every stored record belongs to one tenant. */
-type Owned<T> = T & { readonly tenantId: string };
+/** A record as stored: every stored record belongs to one tenant. */
+export type Owned<T> = T & { readonly tenantId: string };
 
 // Derived fields (names, counts) are recomputed on every read, whatever a record stores.
 /** An account as the fake stores it. */

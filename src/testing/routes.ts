@@ -4,7 +4,7 @@ import type { StoredActivity } from './records';
 import type { FakeStore } from './store';
 
 /** What a route gets once the request is authenticated and validated. */
-export interface RouteContext {
+interface RouteContext {
   readonly store: FakeStore;
   readonly tenantId: string;
   readonly params: Record<string, string>;
@@ -14,7 +14,7 @@ export interface RouteContext {
 }
 
 /** What a route answers inside the success envelope. */
-export interface RouteResult {
+interface RouteResult {
   readonly data: unknown;
   readonly pagination?: { page: number; limit: number; total: number; pages: number };
 }

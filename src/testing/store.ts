@@ -65,6 +65,7 @@ export class FakeStore {
     return this;
   }
 
+  /** Adds (or replaces) a tenant; `apiKey: null` for one without a key yet. */
   addTenant(tenant: Partial<FakeTenant> & { id: string }): FakeTenant {
     const stored: FakeTenant = {
       apiKey: null,
@@ -92,12 +93,14 @@ export class FakeStore {
     return stamped;
   }
 
+  /** Stores an account, generating its id and timestamps where missing. */
   insertAccount(record: Partial<StoredAccount> & { tenantId: string }): StoredAccount {
     const stored = { status: 'active', ...this.#stamp('acc', record) } as StoredAccount;
     this.accounts.set(stored.id, stored);
     return stored;
   }
 
+  /** Stores a contact, generating its id and timestamps where missing. */
   insertContact(record: Partial<StoredContact> & { tenantId: string }): StoredContact {
     const stored = { status: 'active', isPrimary: false, ...this.#stamp('con', record) } as StoredContact;
     this.contacts.set(stored.id, stored);
@@ -105,12 +108,14 @@ export class FakeStore {
     return stored;
   }
 
+  /** Stores an opportunity, generating its id and timestamps where missing. */
   insertOpportunity(record: Partial<StoredOpportunity> & { tenantId: string }): StoredOpportunity {
     const stored = { isIntegration: true, ...this.#stamp('opp', record) } as StoredOpportunity;
     this.opportunities.set(stored.id, stored);
     return stored;
   }
 
+  /** Stores an activity, generating its id and timestamps where missing. */
   insertActivity(record: Partial<StoredActivity> & { tenantId: string }): StoredActivity {
     const stored = this.#stamp('act', record) as StoredActivity;
     stored.activityDate ??= stored.createdAt;
@@ -151,15 +156,18 @@ export class FakeStore {
   }
 
   // Accounts, contacts and opportunities do not document a tenantId field, so views leave it out.
+  /** An account as the API returns it: `owner_name` derived. */
   viewAccount({ tenantId, ...account }: StoredAccount): Account {
     return { ...account, owner_name: this.#userName(tenantId, account.ownerId) };
   }
 
+  /** A contact as the API returns it: `account_name` derived. */
   viewContact({ tenantId, ...contact }: StoredContact): Contact {
     const account = this.find(this.accounts, tenantId, contact.accountId);
     return { ...contact, account_name: account?.name ?? null };
   }
 
+  /** An opportunity as the API returns it: names, `activitiesCount` and `lastActivityDate` derived. */
   viewOpportunity({ tenantId, ...opportunity }: StoredOpportunity): Opportunity {
     const activities = this.activitiesOf('opportunity', opportunity.id);
     // Compared as instants: stored dates keep the offset they were sent with.
@@ -182,6 +190,7 @@ export class FakeStore {
     };
   }
 
+  /** An activity as the API returns it: `ownerName` and `relatedEntityName` derived. */
   viewActivity(activity: StoredActivity): Activity {
     const { tenantId, relatedToType, relatedToId } = activity;
     let relatedEntityName: string | null = null;

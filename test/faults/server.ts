@@ -25,7 +25,7 @@ export const API_KEY_GENERATE_PATH = '/integrations/api-key/generate';
 export const OPPORTUNITY = { id: OPP_ID, name: 'Renewal 2027', accountId: 'acc_1', amount: 12_000 };
 
 /** MSW (set up for every test file) must let loopback through; its handlers are reset after each test. */
-export const letLoopbackThrough = (): void => {
+const letLoopbackThrough = (): void => {
   msw.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
 };
 
@@ -169,7 +169,7 @@ export interface FaultServer {
 }
 
 /** Starts a scripted server on 127.0.0.1, port 0. */
-export async function startFaultServer(): Promise<FaultServer> {
+async function startFaultServer(): Promise<FaultServer> {
   const queues = new Map<string, Action[]>();
   const fallbacks = new Map<string, Action>();
   const requests: MutableReceived[] = [];

@@ -1,0 +1,117 @@
+// `npm run check:package`: checks what integrators install, the packed tarball, the way the
+// ecosystem's own tools do, then uses it as a consumer would. Needs a fresh `npm run build`.
+//   1. npm pack; publint and @arethetypeswrong/cli on the tarball, both clean;
+//   2. a temporary project installs the tarball and (a) imports it as ESM and requires it as CJS,
+//      (b) type-checks a strict consumer file with moduleResolution node16 and bundler,
+//      (c) makes a real call against the fake server of crm-integration-sdk/testing.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const run = (command, args, cwd = root) => {
+  process.stdout.write(`$ ${[command, ...args].join(' ')}\n`);
+  execFileSync(command, args, { cwd, stdio: 'inherit' });
+};
+
+const work = mkdtempSync(join(tmpdir(), 'crm-sdk-package-'));
+try {
+  const [{ filename }] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root }).toString(),
+  );
+  const tarball = join(work, filename);
+  run(bin('publint'), ['run', tarball, '--strict']);
+  run(bin('attw'), [tarball, '--profile', 'node16']);
+
+  const consumer = join(work, 'consumer');
+  run('mkdir', ['-p', consumer]);
+  const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      tarball,
+      `msw@${version('msw')}`,
+      `typescript@${version('typescript')}`,
+      `@types/node@${version('@types/node')}`,
+    ],
+    consumer,
+  );
+
+  writeFileSync(
+    join(consumer, 'consumer.ts'),
+    `import { CrmClient, CrmNotFoundError, type Opportunity, type PagePromise, type Contact } from 'crm-integration-sdk';
+import { startFakeCrmServer } from 'crm-integration-sdk/testing';
+
+export async function main(): Promise<string> {
+  const server = await startFakeCrmServer();
+  try {
+    const crm = new CrmClient({ ...server.fake.credentials, baseUrl: server.url });
+    const account = await crm.accounts.create({ name: 'Consumer Ltd' });
+    const created: Opportunity = await crm.opportunities.create({ name: 'Deal', accountId: account.id });
+    const list: PagePromise<Contact> = crm.contacts.list({ limit: 10 });
+    await list;
+    try {
+      await crm.opportunities.get('missing');
+    } catch (error) {
+      if (!(error instanceof CrmNotFoundError)) throw error;
+    }
+    return created.id;
+  } finally {
+    await server.close();
+  }
+}
+`,
+  );
+  for (const resolution of ['node16', 'bundler']) {
+    const module = resolution === 'node16' ? 'node16' : 'esnext';
+    writeFileSync(
+      join(consumer, `tsconfig.${resolution}.json`),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module,
+          moduleResolution: resolution,
+          target: 'es2023',
+          lib: ['es2023', 'dom'],
+          types: ['node'],
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          skipLibCheck: false,
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    run(
+      process.execPath,
+      [join(consumer, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${resolution}.json`],
+      consumer,
+    );
+  }
+
+  const call = `const server = await sdkTesting.startFakeCrmServer();
+const crm = new sdk.CrmClient({ ...server.fake.credentials, baseUrl: server.url });
+const account = await crm.accounts.create({ name: 'Acme' });
+await server.close();
+if (!account.id) throw new Error('no id');
+console.log('ok', typeof sdk.CrmClient, account.id);`;
+  writeFileSync(
+    join(consumer, 'esm.mjs'),
+    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\n${call}\n`,
+  );
+  writeFileSync(
+    join(consumer, 'cjs.cjs'),
+    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
+  );
+  run(process.execPath, ['esm.mjs'], consumer);
+  run(process.execPath, ['cjs.cjs'], consumer);
+  process.stdout.write('check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types\n');
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
