@@ -35,6 +35,8 @@ export async function smoke(credentials) {
   return 'ok';
 }
 `;
+// Exits explicitly: under Deno 2.9 a node:http server keeps the process alive after close() once
+// a fetch has used a keep-alive connection to it (Deno's node:http compatibility, not the SDK).
 const NODE_LIKE = `import { startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { smoke } from './smoke.mjs';
 const server = await startFakeCrmServer();
@@ -43,6 +45,7 @@ try {
 } finally {
   await server.close();
 }
+process.exit(0);
 `;
 
 function record(runtime, run) {
