@@ -1,7 +1,7 @@
 // `npm run bench`: the SDK against the alternatives an integrator would otherwise use, on the
 // loopback, with the server in a separate process. Prints a table and writes bench/RESULTS.md.
 // Every figure is a median of RUNS interleaved runs; ratios are to raw fetch in the same run.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
