@@ -116,7 +116,7 @@ export class FakeCrmCore {
     this.tenantId = options.tenantId ?? 'tenant_demo';
     this.adminToken = options.adminToken ?? `fake-admin-token-${this.tenantId}`;
     this.#defaultLimit = options.defaultLimit ?? 20;
-    this.store = new FakeStore(options.now);
+    this.store = new FakeStore(options.now, this.tenantId);
     this.store.addTenant({
       id: this.tenantId,
       apiKey: options.apiKey === undefined ? `fake-api-key-${this.tenantId}` : options.apiKey,

@@ -10,6 +10,7 @@ export type {
   FakeTenant,
   FakeUser,
   Owned,
+  SeedRecord,
   StoredAccount,
   StoredActivity,
   StoredContact,

@@ -41,13 +41,20 @@ export interface FakeGrant {
   readonly [field: string]: unknown;
 }
 
-/** Records to seed the fake with: typed, with optional ids and timestamps. */
+/** A record to seed: any of its fields; id, timestamps and tenant (the fake's own) default. */
+export type SeedRecord<T> = Partial<T> & { tenantId?: string | undefined };
+
+/** Records to seed the fake with: typed, with optional ids, timestamps and tenant. */
 export interface FakeSeed {
   tenants?: readonly (Partial<FakeTenant> & { id: string })[];
-  users?: readonly FakeUser[];
-  accounts?: readonly (Partial<StoredAccount> & { tenantId: string })[];
-  contacts?: readonly (Partial<StoredContact> & { tenantId: string })[];
-  opportunities?: readonly (Partial<StoredOpportunity> & { tenantId: string })[];
-  activities?: readonly (Partial<StoredActivity> & { tenantId: string })[];
-  grants?: readonly FakeGrant[];
+  users?: readonly (Omit<FakeUser, 'tenantId'> & { tenantId?: string | undefined })[];
+  accounts?: readonly SeedRecord<StoredAccount>[];
+  contacts?: readonly SeedRecord<StoredContact>[];
+  opportunities?: readonly SeedRecord<StoredOpportunity>[];
+  activities?: readonly SeedRecord<StoredActivity>[];
+  grants?: readonly {
+    readonly id: string;
+    readonly tenantId?: string | undefined;
+    readonly [field: string]: unknown;
+  }[];
 }

@@ -7,6 +7,7 @@ import type {
   FakeSeed,
   FakeTenant,
   FakeUser,
+  SeedRecord,
   StoredAccount,
   StoredActivity,
   StoredContact,
@@ -38,8 +39,12 @@ export class FakeStore {
   #sequence = 0;
   readonly #ids = new Set<string>();
 
-  constructor(now: () => Date = () => new Date()) {
+  /** The tenant of seeded records that name none. */
+  readonly defaultTenantId: string;
+
+  constructor(now: () => Date = () => new Date(), defaultTenantId = 'tenant_demo') {
     this.#now = now;
+    this.defaultTenantId = defaultTenantId;
   }
 
   /** The current time as the fake stamps it. */
@@ -56,8 +61,10 @@ export class FakeStore {
   /** Adds seed records (ids and timestamps are generated where missing). */
   seed(seed: FakeSeed): this {
     for (const tenant of seed.tenants ?? []) this.addTenant(tenant);
-    for (const user of seed.users ?? []) this.users.set(user.id, user);
-    for (const grant of seed.grants ?? []) this.grants.set(grant.id, grant);
+    const tenantId = this.defaultTenantId;
+    for (const user of seed.users ?? []) this.users.set(user.id, { ...user, tenantId: user.tenantId ?? tenantId });
+    for (const grant of seed.grants ?? [])
+      this.grants.set(grant.id, { ...grant, tenantId: grant.tenantId ?? tenantId });
     for (const account of seed.accounts ?? []) this.insertAccount(account);
     for (const contact of seed.contacts ?? []) this.insertContact(contact);
     for (const opportunity of seed.opportunities ?? []) this.insertOpportunity(opportunity);
@@ -81,7 +88,13 @@ export class FakeStore {
   #stamp<
     T extends { id?: string | undefined; createdAt?: string | null | undefined; updatedAt?: string | null | undefined },
   >(prefix: string, record: T) {
-    const stamped = { ...record } as T & { id: string; createdAt: string; updatedAt: string };
+    const stamped = { ...record } as T & {
+      id: string;
+      createdAt: string;
+      updatedAt: string;
+      tenantId: string;
+    };
+    stamped.tenantId ??= this.defaultTenantId;
     stamped.id ??= this.newId(prefix);
     if (this.#ids.has(stamped.id)) throw new Error(`The fake store already holds a record with id ${stamped.id}`);
     this.#ids.add(stamped.id);
@@ -94,14 +107,14 @@ export class FakeStore {
   }
 
   /** Stores an account, generating its id and timestamps where missing. */
-  insertAccount(record: Partial<StoredAccount> & { tenantId: string }): StoredAccount {
+  insertAccount(record: SeedRecord<StoredAccount>): StoredAccount {
     const stored = { status: 'active', ...this.#stamp('acc', record) } as StoredAccount;
     this.accounts.set(stored.id, stored);
     return stored;
   }
 
   /** Stores a contact, generating its id and timestamps where missing. */
-  insertContact(record: Partial<StoredContact> & { tenantId: string }): StoredContact {
+  insertContact(record: SeedRecord<StoredContact>): StoredContact {
     const stored = { status: 'active', isPrimary: false, ...this.#stamp('con', record) } as StoredContact;
     this.contacts.set(stored.id, stored);
     push(this.#contactsByTenant, stored.tenantId, stored);
@@ -109,14 +122,14 @@ export class FakeStore {
   }
 
   /** Stores an opportunity, generating its id and timestamps where missing. */
-  insertOpportunity(record: Partial<StoredOpportunity> & { tenantId: string }): StoredOpportunity {
+  insertOpportunity(record: SeedRecord<StoredOpportunity>): StoredOpportunity {
     const stored = { isIntegration: true, ...this.#stamp('opp', record) } as StoredOpportunity;
     this.opportunities.set(stored.id, stored);
     return stored;
   }
 
   /** Stores an activity, generating its id and timestamps where missing. */
-  insertActivity(record: Partial<StoredActivity> & { tenantId: string }): StoredActivity {
+  insertActivity(record: SeedRecord<StoredActivity>): StoredActivity {
     const stored = this.#stamp('act', record) as StoredActivity;
     stored.activityDate ??= stored.createdAt;
     this.activities.set(stored.id, stored);

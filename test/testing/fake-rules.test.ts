@@ -851,6 +851,24 @@ describe('seeding', () => {
     ]);
   });
 
+  test("seeded records that name no tenant belong to the fake's own tenant", async () => {
+    const fake = startFake({
+      tenantId: 'acme',
+      seed: {
+        accounts: [{ id: 'acc_n', name: 'No tenant given' }],
+        grants: [{ id: 'grant_n', scopes: ['crm.read'] }],
+      },
+    });
+    const account = await send(fake, 'PUT', `${V1}/accounts/acc_n`, {
+      query: { tenantId: 'acme' },
+      body: { city: 'Oslo' },
+    });
+    expect(account.status).toBe(200);
+    expect(fake.store.accounts.get('acc_n')).toMatchObject({ tenantId: 'acme', city: 'Oslo' });
+    const grant = await send(fake, 'GET', `${V1}/grants/resolve`, { query: { tenantId: 'acme', grantId: 'grant_n' } });
+    expect(grant.data).toMatchObject({ grantId: 'grant_n', tenantId: 'acme', scopes: ['crm.read'] });
+  });
+
   test("the default grant 'grant_demo' resolves for the default tenant", async () => {
     const fake = startFake();
     const reply = await send(fake, 'GET', `${V1}/grants/resolve`, {
