@@ -7,10 +7,10 @@ const external = ['msw'];
 export default defineConfig([
   {
     // ESM: dependencies stay external so bundlers can share and tree-shake them.
+    // (dist/ is emptied by the build script: a `clean` here would race the parallel CJS build.)
     entry,
     format: ['esm'],
     dts: true,
-    clean: true,
     target: 'es2023',
     platform: 'neutral',
     external,
