@@ -117,7 +117,9 @@ try {
 
 say('\n| runtime | result |\n|---|---|');
 for (const r of results) say(`| ${r.runtime} | ${r.status} |`);
-if (results.some((r) => r.status === 'failed')) process.exit(1);
+const count = (status) => results.filter((r) => r.status === status).length;
+say(`\n${count('passed')} passed, ${count('failed')} failed${count('skipped') ? `, ${count('skipped')} skipped` : ''}`);
+if (count('failed') > 0) process.exit(1);
 
 /** The ESM build, bundled for the page by esbuild, calling the fake server over CORS. */
 async function chromium(app) {
