@@ -86,6 +86,17 @@ export class Page<T extends { id: string }> {
     return `${this.data.length}\u0000${this.data[0]?.id}\u0000${this.data.at(-1)?.id}`;
   }
 
+  /**
+   * @internal The items of this page that `before` did not hold. Records shifted by inserts
+   * come first, so the id set of `before` is built only when this page starts with one of them.
+   */
+  newSince(before: Page<T> | undefined): T[] {
+    const first = this.data[0];
+    if (!before || !first || !before.data.some((item) => item.id === first.id)) return this.data;
+    const ids = before.ids();
+    return this.data.filter((item) => !ids.has(item.id));
+  }
+
   /** @internal Ids of this page's items, to recognise a repeated page or a shifted record. */
   ids(): Set<string> {
     if (!this.#ids) {
@@ -126,7 +137,7 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
   /**
    * Every page, in order, starting with this one. Stops early on a page served before (or one
    * made only of the previous page's records): a server cycling through pages cannot loop us
-   * forever. Memory holds one page's ids and a short fingerprint per page (plus pages fetched ahead).
+   * forever. Memory holds the previous page and a short fingerprint per page (plus pages fetched ahead).
    */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page: Page<T> = await (this as CrmPromise<Page<T>>);
@@ -136,16 +147,14 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
       yield page;
       // A page is recognised again by its first id, last id and length: a few bytes per page.
       const seen = new Set([page.fingerprint()]);
-      let previous = page.ids();
       while (page.hasNextPage()) {
         const wanted = page.number + 1;
+        const previous = page;
         const queued = ahead[0]?.number === wanted ? ahead.shift() : undefined;
         page = await (queued ? queued.result : page.nextPage());
         const fingerprint = page.fingerprint();
-        const within = previous;
-        if (seen.has(fingerprint) || page.data.every((item) => within.has(item.id))) return;
+        if (seen.has(fingerprint) || page.newSince(previous).length === 0) return;
         seen.add(fingerprint);
-        previous = page.ids();
         page.fillAhead(ahead);
         yield page;
       }
@@ -162,15 +171,14 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
     const pages = this.pages();
     let items: readonly T[] = [];
     let index = 0;
-    let previous: Set<string> | undefined;
+    let previous: Page<T> | undefined;
     const done = { done: true, value: undefined } as const;
     const pull = async (): Promise<IteratorResult<T, undefined>> => {
       for (;;) {
         const next = await pages.next();
         if (next.done) return done;
-        const seen = previous;
-        items = seen ? next.value.data.filter((item) => !seen.has(item.id)) : next.value.data;
-        previous = next.value.ids();
+        items = next.value.newSince(previous);
+        previous = next.value;
         index = 0;
         if (items.length > 0) return { done: false, value: items[index++] as T };
       }
