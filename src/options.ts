@@ -73,7 +73,7 @@ export interface RequestOptions {
   totalTimeout?: number | undefined;
 }
 
-const ClientOptionsSchema = z.object({
+const ClientOptionsSchema = z.strictObject({
   baseUrl: z.url({ protocol: /^https?$/, error: 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)' }),
   apiKey: Credential.optional(),
   tenantId: Credential.optional(),
@@ -96,7 +96,8 @@ const ClientOptionsSchema = z.object({
   validateResponses: z.boolean().default(true),
 });
 
-const RequestOptionsSchema = z.object({
+// Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
+const RequestOptionsSchema = z.strictObject({
   signal: z
     .custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' })
     .optional(),
@@ -104,6 +105,8 @@ const RequestOptionsSchema = z.object({
   maxRetries: MaxRetries.optional(),
   headers: Headers.optional(),
   totalTimeout: Timeout.optional(),
+  // Checked again, with its range, by list(); accepted here because list() passes its options on.
+  prefetch: z.unknown().optional(),
 });
 
 /** Client options with every default applied and every value checked. */
