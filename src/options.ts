@@ -73,7 +73,7 @@ export interface RequestOptions {
   totalTimeout?: number | undefined;
 }
 
-const ClientOptionsSchema = z.strictObject({
+const ClientOptionsSchema = z.object({
   baseUrl: z.url({ protocol: /^https?$/, error: 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)' }),
   apiKey: Credential.optional(),
   tenantId: Credential.optional(),
