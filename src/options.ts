@@ -1,17 +1,23 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CrmValidationError } from './core/errors';
 import { issuesOf } from './core/issues';
 import type { CrmLogger } from './core/log';
+import { parseContext } from './core/parse-context';
 
 /** A header value: no CR, LF or other control characters (they would split or forge headers). */
-const HeaderValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, {
-  error: 'Must not contain CR, LF or other control characters',
-});
-const Credential = HeaderValue.min(1);
-const Headers = z.record(z.string().regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'Not a valid header name' }), HeaderValue);
-const Timeout = z.int().min(1).max(2_147_483_647);
-const MaxRetries = z.int().min(0).max(10);
-const Prefetch = z.int().min(0).max(16);
+const HeaderValue = z
+  .string()
+  .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
+const Credential = HeaderValue.check(z.minLength(1));
+const Headers = z.record(
+  z.string().check(z.regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'Not a valid header name' })),
+  HeaderValue,
+);
+const MAX_TIMER = 2_147_483_647;
+const Timeout = z.int().check(z.gte(1), z.lte(MAX_TIMER));
+const MaxRetries = z.int().check(z.gte(0), z.lte(10));
+const Prefetch = z.int().check(z.gte(0), z.lte(16));
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
 
 /** Options of `new CrmClient()`. Credentials fall back to `CRM_*` environment variables. */
 export interface ClientOptions {
@@ -75,39 +81,38 @@ export interface RequestOptions {
 
 const ClientOptionsSchema = z.object({
   baseUrl: z.url({ protocol: /^https?$/, error: 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)' }),
-  apiKey: Credential.optional(),
-  tenantId: Credential.optional(),
-  adminToken: Credential.optional(),
-  timeout: Timeout.default(30_000),
-  maxRetries: MaxRetries.default(2),
-  fetch: z
-    .custom<typeof globalThis.fetch>((value) => typeof value === 'function', { error: 'Must be a function' })
-    .optional(),
-  headers: Headers.default({}),
-  totalTimeout: Timeout.optional(),
-  maxRetryAfter: z.int().min(0).max(2_147_483_647).default(60_000),
-  maxConcurrency: z.int().min(1).optional(),
-  maxResponseBytes: z
-    .int()
-    .min(1)
-    .default(10 * 1024 * 1024),
-  logger: z.custom<CrmLogger>((value) => typeof value === 'function', { error: 'Must be a function' }).optional(),
-  prefetch: Prefetch.default(0),
-  validateResponses: z.boolean().default(true),
+  apiKey: z.optional(Credential),
+  tenantId: z.optional(Credential),
+  adminToken: z.optional(Credential),
+  timeout: z._default(Timeout, 30_000),
+  maxRetries: z._default(MaxRetries, 2),
+  fetch: z.optional(fn<typeof globalThis.fetch>()),
+  headers: z._default(Headers, {}),
+  totalTimeout: z.optional(Timeout),
+  maxRetryAfter: z._default(z.int().check(z.gte(0), z.lte(MAX_TIMER)), 60_000),
+  maxConcurrency: z.optional(z.int().check(z.gte(1))),
+  maxResponseBytes: z._default(z.int().check(z.gte(1)), 10 * 1024 * 1024),
+  logger: z.optional(fn<CrmLogger>()),
+  prefetch: z._default(Prefetch, 0),
+  validateResponses: z._default(z.boolean(), true),
 });
 
 // Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
 const RequestOptionsSchema = z.strictObject({
-  signal: z
-    .custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' })
-    .optional(),
-  timeout: Timeout.optional(),
-  maxRetries: MaxRetries.optional(),
-  headers: Headers.optional(),
-  totalTimeout: Timeout.optional(),
+  signal: z.optional(
+    z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
+  ),
+  timeout: z.optional(Timeout),
+  maxRetries: z.optional(MaxRetries),
+  headers: z.optional(Headers),
+  totalTimeout: z.optional(Timeout),
   // Checked again, with its range, by list(); accepted here because list() passes its options on.
-  prefetch: z.unknown().optional(),
+  prefetch: z.optional(z.unknown()),
 });
+
+// Wrapped in an object so that an issue names the option.
+const PrefetchOption = z.object({ prefetch: Prefetch });
+const TenantOption = z.object({ tenantId: Credential });
 
 /** Client options with every default applied and every value checked. */
 export type ResolvedOptions = z.output<typeof ClientOptionsSchema>;
@@ -118,32 +123,35 @@ const env = (): Record<string, string | undefined> =>
 /** Applies the environment fallbacks and defaults, once, at construction. */
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
   const vars = env();
-  const result = ClientOptionsSchema.safeParse({
-    ...options,
-    baseUrl: options.baseUrl ?? vars.CRM_BASE_URL,
-    apiKey: options.apiKey ?? (vars.CRM_API_KEY || undefined),
-    tenantId: options.tenantId ?? (vars.CRM_TENANT_ID || undefined),
-    adminToken: options.adminToken ?? (vars.CRM_ADMIN_TOKEN || undefined),
-  });
+  const result = ClientOptionsSchema.safeParse(
+    {
+      ...options,
+      baseUrl: options.baseUrl ?? vars.CRM_BASE_URL,
+      apiKey: options.apiKey ?? (vars.CRM_API_KEY || undefined),
+      tenantId: options.tenantId ?? (vars.CRM_TENANT_ID || undefined),
+      adminToken: options.adminToken ?? (vars.CRM_ADMIN_TOKEN || undefined),
+    },
+    parseContext,
+  );
   if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid CrmClient options');
   return result.data;
 }
 
 /** Checks per-call options; only called when a call passes some. */
 export function checkRequestOptions(options: RequestOptions): void {
-  const result = RequestOptionsSchema.safeParse(options);
+  const result = RequestOptionsSchema.safeParse(options, parseContext);
   if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid request options');
 }
 
 /** Checks a `prefetch` given to a list call; returns the error, since list() reports it on its promise. */
 export function checkPrefetch(prefetch: unknown): CrmValidationError | undefined {
-  const result = z.object({ prefetch: Prefetch }).safeParse({ prefetch });
+  const result = PrefetchOption.safeParse({ prefetch }, parseContext);
   return result.success ? undefined : new CrmValidationError(issuesOf(result.error), 'Invalid request options');
 }
 
 /** Checks a tenant id given to `withTenant()`. */
 export function checkTenantId(tenantId: unknown): string {
-  const result = z.object({ tenantId: Credential }).safeParse({ tenantId });
+  const result = TenantOption.safeParse({ tenantId }, parseContext);
   if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid tenant');
   return result.data.tenantId;
 }

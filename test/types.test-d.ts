@@ -1,6 +1,6 @@
 import type { LiteralUnion } from 'type-fest';
 import { describe, expectTypeOf, it } from 'vitest';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type {
   Account,
   AccountCreateInput,

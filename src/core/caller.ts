@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { checkPrefetch, type ListOptions, type RequestOptions } from '../options';
 import { CrmPromise } from './crm-promise';
 import type { Endpoint, EndpointInput } from './endpoint';
@@ -25,7 +25,7 @@ export class Caller {
     return new CrmPromise(this.#transport.request(endpoint, input, this.#tenantId, options));
   }
 
-  list<E extends Endpoint<z.ZodType, undefined, z.ZodType<{ id: string }>>>(
+  list<E extends Endpoint<z.ZodMiniType, undefined, z.ZodMiniType<{ id: string }>>>(
     endpoint: E,
     query: { page?: number | undefined; limit?: number | undefined } & EndpointInput<E>['query'],
     options?: ListOptions,

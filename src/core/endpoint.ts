@@ -1,8 +1,10 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { PaginationSchema } from '../schemas/pagination';
+import { parseContext } from './parse-context';
 import { PathId, pathFiller, placeholdersOf } from './path';
 
-type Schema = z.ZodType;
+type Schema = z.ZodMiniType;
+type SafeParseResult = ReturnType<Schema['safeParse']>;
 
 /** One row of the spec's endpoint table, as data. */
 interface EndpointRow<TQuery extends Schema | undefined, TBody extends Schema | undefined, TData extends Schema> {
@@ -21,7 +23,7 @@ interface EndpointRow<TQuery extends Schema | undefined, TBody extends Schema | 
   readonly list?: boolean;
 }
 
-type Part<T extends Schema | undefined> = T extends Schema ? T : z.ZodUndefined;
+type Part<T extends Schema | undefined> = T extends Schema ? T : z.ZodMiniUndefined;
 
 /** An endpoint row with what the request path derives from it once, at load time. */
 export interface Endpoint<
@@ -30,12 +32,12 @@ export interface Endpoint<
   TData extends Schema = Schema,
 > extends EndpointRow<TQuery, TBody, TData> {
   /** Validates every input of a call at once, so one error names every offending field. */
-  readonly input: z.ZodType<
+  readonly input: z.ZodMiniType<
     { path?: Record<string, string>; query?: z.output<Part<TQuery>>; body?: z.output<Part<TBody>> },
     { path?: Record<string, string>; query?: z.input<Part<TQuery>>; body?: z.input<Part<TBody>> }
   >;
   /** Validates a whole response body (with a parser compiled on first use, see `compiledParser()`). */
-  readonly parseEnvelope: (value: unknown) => z.ZodSafeParseResult<unknown>;
+  readonly parseEnvelope: (value: unknown) => SafeParseResult;
   /** Fills the path's placeholders. */
   readonly fill: (values: Readonly<Record<string, string>>) => string;
 }
@@ -50,9 +52,9 @@ export function defineEndpoint<
 >(row: EndpointRow<TQuery, TBody, TData>): Endpoint<TQuery, TBody, TData> {
   const ids = placeholdersOf(row.path);
   const input = z.strictObject({
-    path: ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : z.undefined().optional(),
-    query: row.query ?? z.undefined().optional(),
-    body: row.body ?? z.undefined().optional(),
+    path: ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : z.optional(z.undefined()),
+    query: row.query ?? z.optional(z.undefined()),
+    body: row.body ?? z.optional(z.undefined()),
   });
   const envelope = z.looseObject({
     success: z.literal(true),
@@ -67,21 +69,43 @@ export function defineEndpoint<
   };
 }
 
+let compile: ((schema: Schema) => Schema) | undefined;
+let compilerLoading = false;
+
+/** Starts loading zod's compiler, if it is not loaded or loading. Parsers use it once it is there. */
+export function loadCompiler(): void {
+  if (compilerLoading) return;
+  compilerLoading = true;
+  import('./compiler').then(
+    (module) => {
+      compile = module.compile;
+    },
+    () => {
+      // Parsing goes on with the plain parsers; the next call tries to load it again.
+      compilerLoading = false;
+    },
+  );
+}
+
 /**
  * `safeParse` with zod's generated parser (about 3x faster on a page of 200 records), made on
- * first use so that importing the SDK stays cheap. Where code generation is forbidden (CSP, some
- * edge runtimes) the plain parser is kept.
+ * first use after the compiler has loaded; until then, and where code generation is forbidden
+ * (CSP, some edge runtimes), the plain parser does the same work more slowly.
  */
-function compiledParser(schema: Schema): (value: unknown) => z.ZodSafeParseResult<unknown> {
+function compiledParser(schema: Schema): (value: unknown) => SafeParseResult {
   let parser: Schema | undefined;
   return (value) => {
     if (!parser) {
+      if (!compile) {
+        loadCompiler();
+        return schema.safeParse(value, parseContext);
+      }
       try {
-        parser = z.compile(schema);
+        parser = compile(schema);
       } catch {
         parser = schema;
       }
     }
-    return parser.safeParse(value);
+    return parser.safeParse(value, parseContext);
   };
 }

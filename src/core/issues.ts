@@ -1,8 +1,8 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { CrmValidationIssue } from './errors';
 
 /** zod's issues as the SDK reports them; `skip` drops leading path segments (`body`, `query`). */
-export function issuesOf(error: z.ZodError, skip = 0): CrmValidationIssue[] {
+export function issuesOf(error: z.core.$ZodError, skip = 0): CrmValidationIssue[] {
   return error.issues.flatMap((issue) => {
     const path = issue.path.slice(skip);
     if (issue.code === 'unrecognized_keys') {

@@ -1,15 +1,15 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * A path id: non-empty, and never `.` or `..`, which URL parsing would resolve to another
  * endpoint. Everything else is legal, because it is percent-encoded as one segment.
  */
-export const PathId = z
-  .string()
-  .min(1)
-  .refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' })
+export const PathId = z.string().check(
+  z.minLength(1),
+  z.refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' }),
   // encodeURIComponent throws on a lone UTF-16 surrogate: such a string names no record.
-  .refine((id) => !LONE_SURROGATE.test(id), { error: 'Must be well-formed Unicode (no lone surrogate)' });
+  z.refine((id) => !LONE_SURROGATE.test(id), { error: 'Must be well-formed Unicode (no lone surrogate)' }),
+);
 
 const PLACEHOLDER = /\{(\w+)\}/g;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -1,10 +1,10 @@
-import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { RequestOptions, ResolvedOptions } from '../options';
 import { checkRequestOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
 import { readBodyText } from './body';
-import type { Endpoint, EndpointInput } from './endpoint';
+import type { Call, Outcome, Received } from './call';
+import { type Endpoint, type EndpointInput, loadCompiler } from './endpoint';
 import {
   apiErrorClassFor,
   CrmAbortError,
@@ -18,8 +18,9 @@ import {
 import { issuesOf } from './issues';
 import { Limiter } from './limiter';
 import { type CrmRequestLog, formatLogLine } from './log';
+import { parseContext } from './parse-context';
 import { redactError, redactHeaders, redactor } from './redact';
-import { retryPolicy } from './retry';
+import type { Retrier } from './retrier';
 
 /** What one call brings back: the envelope's `data`, its `pagination` on lists, and the response. */
 export interface RawResult<T> {
@@ -30,26 +31,16 @@ export interface RawResult<T> {
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-tenant-id'];
 
-// Bodies are read inside fetch, so that timeouts, retries (a reset mid-body is a network error)
-// and the size limit cover them; ky then gets a bodiless Response, keyed here to its text.
-const bodies = new WeakMap<Response, string>();
-
-/** What one attempt ended with: an answer and its body, or the error it threw. */
-type Outcome = { readonly response: Response; readonly text: string } | { readonly error: unknown };
-
-/** A call, fully built: every attempt sends exactly this. */
-interface Call {
-  readonly href: string;
-  readonly init: { method: string; headers: Record<string, string>; body?: string };
-  readonly where: string;
-  readonly options: RequestOptions | undefined;
-  readonly timeout: number;
-  readonly deadline: number | undefined;
-  readonly attempts: { count: number } | undefined;
+// ky is loaded on first need, once per process (see retrier.ts).
+let retrierModule: Promise<typeof import('./retrier')> | undefined;
+function loadRetrierModule(): Promise<typeof import('./retrier')> {
+  retrierModule ??= import('./retrier').catch((error: unknown) => {
+    // A chunk that failed to load (a flaky network, in a browser) is tried again by the next call.
+    retrierModule = undefined;
+    throw error;
+  });
+  return retrierModule;
 }
-
-/** Marks a first attempt that ran out of time, for ky to see as a TimeoutError. */
-const TIMED_OUT = Symbol('timed out');
 
 /**
  * THE request path. Every endpoint goes through `request()`: check credentials and input, place
@@ -59,10 +50,13 @@ const TIMED_OUT = Symbol('timed out');
  * The first attempt is a plain fetch: most calls succeed at once, and ky's per-call set-up
  * costs more than the rest of the SDK on that path (see bench/RESULTS.md). Any other outcome is
  * handed to ky, which replays it and owns every decision from there: whether to retry, when
- * (backoff, jitter, Retry-After), timeouts and totalTimeout.
+ * (backoff, jitter, Retry-After), timeouts and totalTimeout. ky is loaded in the background when
+ * the client is made, so importing the SDK does not wait for it, and no call waits for it unless
+ * its first attempt failed before ky arrived.
  */
 export class Transport {
-  readonly #ky: KyInstance;
+  #retrier: Retrier | undefined;
+  #retrierLoad: Promise<Retrier> | undefined;
   readonly #options: ResolvedOptions;
   readonly #redact: <T>(value: T) => T;
   readonly #limiter: Limiter | undefined;
@@ -75,12 +69,9 @@ export class Transport {
     this.#limiter = options.maxConcurrency ? new Limiter(options.maxConcurrency) : undefined;
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#headers = { accept: 'application/json', ...withoutCredentials(options.headers) };
-    // URL, headers and body arrive fully built; ky adds its retry machinery and timeouts.
-    this.#ky = ky.create({
-      timeout: options.timeout,
-      retry: retryPolicy(options.maxRetries, options.maxRetryAfter),
-      fetch: async (input, init) => this.#bare(await this.#fetchText(input, init, undefined)),
-    });
+    // Errors are ignored here: a call that needs ky loads it again and reports the failure.
+    this.#loadRetrier().catch(() => {});
+    if (options.validateResponses) loadCompiler();
   }
 
   /** The base URL, for display. */
@@ -96,7 +87,7 @@ export class Transport {
   ): Promise<RawResult<z.output<E['data']>>> {
     const credentials = this.#credentials(endpoint, tenantId);
     if (options) checkRequestOptions(options);
-    const parsed = endpoint.input.safeParse(input);
+    const parsed = endpoint.input.safeParse(input, parseContext);
     if (!parsed.success) throw new CrmValidationError(issuesOf(parsed.error, 1));
     const { path, query, body } = parsed.data;
 
@@ -135,32 +126,28 @@ export class Transport {
     }
   }
 
-  async #run(call: Call): Promise<{ response: Response; text: string }> {
-    const first = await this.#firstAttempt(call);
-    if ('response' in first && first.response.ok) return first;
-    let replay: Outcome | undefined = first;
-    const { options, deadline } = call;
-    const kyOptions: Options = {
-      ...call.init,
-      fetch: async (input, init) => {
-        const outcome = replay;
-        replay = undefined;
-        if (outcome === undefined) return this.#bare(await this.#fetchText(input, init, call.attempts));
-        if ('response' in outcome) return this.#bare(outcome);
-        throw outcome.error === TIMED_OUT ? new TimeoutError(input as Request) : outcome.error;
+  #loadRetrier(): Promise<Retrier> {
+    this.#retrierLoad ??= loadRetrierModule().then(
+      ({ createRetrier }) => {
+        this.#retrier = createRetrier(this.#options, (input, init, call) =>
+          this.#fetchText(input, init, call?.attempts),
+        );
+        return this.#retrier;
       },
-    };
-    if (options?.signal) kyOptions.signal = options.signal;
-    if (options?.timeout !== undefined) kyOptions.timeout = options.timeout;
-    if (options?.maxRetries !== undefined) kyOptions.retry = { limit: options.maxRetries };
-    if (deadline !== undefined) {
-      kyOptions.context = { deadline };
-      kyOptions.totalTimeout = Math.max(1, deadline - Date.now());
-    }
-    const response = await this.#ky(call.href, kyOptions);
-    return { response, text: bodies.get(response) ?? '' };
+      (error: unknown) => {
+        this.#retrierLoad = undefined;
+        throw error;
+      },
+    );
+    return this.#retrierLoad;
   }
 
+  async #run(call: Call): Promise<Received> {
+    const first = await this.#firstAttempt(call);
+    if ('response' in first && first.response.ok) return first;
+    const retrier = this.#retrier ?? (await this.#loadRetrier());
+    return retrier.run(call, first);
+  }
   /** The first attempt, without ky: a fetch bounded by the attempt's timeout and the caller's signal. */
   async #firstAttempt(call: Call): Promise<Outcome> {
     const user = call.options?.signal;
@@ -173,7 +160,7 @@ export class Transport {
       return await this.#fetchText(call.href, { ...call.init, signal }, call.attempts);
     } catch (error) {
       if (user?.aborted || error instanceof CrmError) throw error;
-      return { error: timer.signal.aborted ? TIMED_OUT : error };
+      return { error, timedOut: timer.signal.aborted };
     } finally {
       clearTimeout(timeout);
     }
@@ -199,14 +186,6 @@ export class Transport {
         this.#log(request, status, failure, performance.now() - started, attempts.count);
       }
     }
-  }
-
-  /** A bodiless copy of an answer for ky, its text kept aside. */
-  #bare({ response, text }: { response: Response; text: string }): Response {
-    const { status, statusText, headers } = response;
-    const bare = new Response(null, { status, statusText, headers });
-    bodies.set(bare, text);
-    return bare;
   }
 
   #log(request: Request, status: number, failure: unknown, durationMs: number, attempt: number) {
@@ -291,11 +270,12 @@ export class Transport {
   #toCrmError(error: unknown, where: string, options: RequestOptions | undefined, started: number): CrmError {
     if (error instanceof CrmError) return error;
     if (options?.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: options.signal.reason });
-    if (isHTTPError(error)) {
-      const { status, headers, statusText } = error.response;
-      return this.#apiError(status, parseLenient(bodies.get(error.response)), headers, where, statusText);
+    const failure = this.#retrier?.failureOf(error);
+    if (failure?.kind === 'http') {
+      const { status, headers, statusText, text } = failure;
+      return this.#apiError(status, parseLenient(text), headers, where, statusText);
     }
-    if (isTimeoutError(error)) {
+    if (failure?.kind === 'timeout') {
       const total = options?.totalTimeout ?? this.#options.totalTimeout;
       // ky's timer may fire a millisecond or two early, hence the tolerance.
       if (total !== undefined && Date.now() - started >= total - 10) {
@@ -303,7 +283,7 @@ export class Transport {
       }
       return new CrmTimeoutError(`No response within ${options?.timeout ?? this.#options.timeout} ms: ${where}`);
     }
-    const cause = redactError(isNetworkError(error) ? error.cause : error, this.#redact);
+    const cause = redactError(failure?.kind === 'network' ? failure.cause : error, this.#redact);
     const reason = cause instanceof Error ? `: ${cause.message}` : '';
     return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
   }

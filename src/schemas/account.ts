@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { NonEmptyString, OpenObject, openEnum, opt } from './common';
 
 /** Values of an account's `status`. */
@@ -24,14 +24,14 @@ const accountFields = {
 /** Body of `accounts.create()`: `name` is required; `type`, when sent, is non-empty. */
 export const AccountCreateInputSchema = z.strictObject({
   name: NonEmptyString,
-  type: NonEmptyString.optional(),
-  ...z.object(accountFields).partial().shape,
+  type: z.optional(NonEmptyString),
+  ...z.partial(z.object(accountFields)).shape,
 });
 
 /** Body of `accounts.update()`: every field is optional. */
-export const AccountUpdateInputSchema = z
-  .strictObject({ name: z.string(), type: z.string(), ...accountFields })
-  .partial();
+export const AccountUpdateInputSchema = z.partial(
+  z.strictObject({ name: z.string(), type: z.string(), ...accountFields }),
+);
 
 /** An account as returned by `accounts.create()`. Only `id` is guaranteed; unknown fields are kept. */
 export const AccountSchema = z.looseObject({

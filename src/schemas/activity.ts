@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DateTimeInput, NonEmptyString, openEnum, opt } from './common';
 import { PageParams } from './pagination';
 
@@ -7,58 +7,65 @@ export const ACTIVITY_TYPES = ['call', 'meeting', 'email', 'task', 'note', 'what
 /** Values of an activity's `relatedToType`. */
 export const RELATED_TO_TYPES = ['account', 'contact', 'opportunity'] as const;
 
+/** The fields of `activities.create()`, before `opportunityId` becomes `relatedToType` + `relatedToId`. */
+const ActivityCreateFields = z
+  .strictObject({
+    opportunityId: z.optional(NonEmptyString),
+    relatedToType: z.optional(z.enum(RELATED_TO_TYPES)),
+    relatedToId: z.optional(NonEmptyString),
+    type: z.enum(ACTIVITY_TYPES),
+    subject: z.string().check(z.minLength(1), z.maxLength(255)),
+    ownerId: z.optional(NonEmptyString),
+    description: z.optional(z.string().check(z.maxLength(2000))),
+    activityDate: z.optional(DateTimeInput),
+  })
+  .check(
+    z.superRefine((input, ctx) => {
+      const explicit = input.relatedToType !== undefined || input.relatedToId !== undefined;
+      if (input.opportunityId !== undefined && explicit) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['opportunityId'],
+          message: 'Pass either opportunityId or relatedToType + relatedToId, not both',
+        });
+      } else if (input.opportunityId === undefined && !explicit) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['opportunityId'],
+          message: 'Required: the opportunity the activity belongs to (or relatedToType + relatedToId)',
+        });
+      } else if (explicit) {
+        for (const key of ['relatedToType', 'relatedToId'] as const) {
+          if (input[key] === undefined) {
+            ctx.addIssue({ code: 'custom', path: [key], message: 'Required together with the other relatedTo field' });
+          }
+        }
+      }
+    }),
+  );
+
 /**
  * Body of `activities.create()`. The integration flow names the opportunity with
  * `opportunityId`, sent as `relatedToType: "opportunity"` and `relatedToId`; an explicit
  * `relatedToType` + `relatedToId` pair is accepted instead.
  */
-export const ActivityCreateInputSchema = z
-  .strictObject({
-    opportunityId: NonEmptyString.optional(),
-    relatedToType: z.enum(RELATED_TO_TYPES).optional(),
-    relatedToId: NonEmptyString.optional(),
-    type: z.enum(ACTIVITY_TYPES),
-    subject: z.string().min(1).max(255),
-    ownerId: NonEmptyString.optional(),
-    description: z.string().max(2000).optional(),
-    activityDate: DateTimeInput.optional(),
-  })
-  .superRefine((input, ctx) => {
-    const explicit = input.relatedToType !== undefined || input.relatedToId !== undefined;
-    if (input.opportunityId !== undefined && explicit) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['opportunityId'],
-        message: 'Pass either opportunityId or relatedToType + relatedToId, not both',
-      });
-    } else if (input.opportunityId === undefined && !explicit) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['opportunityId'],
-        message: 'Required: the opportunity the activity belongs to (or relatedToType + relatedToId)',
-      });
-    } else if (explicit) {
-      for (const key of ['relatedToType', 'relatedToId'] as const) {
-        if (input[key] === undefined) {
-          ctx.addIssue({ code: 'custom', path: [key], message: `Required together with the other relatedTo field` });
-        }
-      }
-    }
-  })
-  .transform(({ opportunityId, relatedToType, relatedToId, ...rest }) =>
+export const ActivityCreateInputSchema = z.pipe(
+  ActivityCreateFields,
+  z.transform(({ opportunityId, relatedToType, relatedToId, ...rest }: z.output<typeof ActivityCreateFields>) =>
     opportunityId === undefined
       ? { relatedToType, relatedToId, ...rest }
       : { relatedToType: 'opportunity' as const, relatedToId: opportunityId, ...rest },
-  );
+  ),
+);
 
 /** Query of `activities.list()`: `opportunityId` is required. */
 export const ActivityListParamsSchema = z.strictObject({
   opportunityId: NonEmptyString,
   ...PageParams,
-  ownerId: z.string().optional(),
-  type: z.enum(ACTIVITY_TYPES).optional(),
-  fromDate: DateTimeInput.optional(),
-  toDate: DateTimeInput.optional(),
+  ownerId: z.optional(z.string()),
+  type: z.optional(z.enum(ACTIVITY_TYPES)),
+  fromDate: z.optional(DateTimeInput),
+  toDate: z.optional(DateTimeInput),
 });
 
 /** An activity as returned by the API. Only `id` is guaranteed; unknown fields are kept. */

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { NonEmptyString, OpenObject } from './common';
 
 /** What `grants.resolve()` returns. The spec does not show its fields. */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { openEnum, opt } from './common';
 import { PageParams } from './pagination';
 
@@ -10,22 +10,22 @@ export const CONTACT_STATUSES = ['active', 'inactive'] as const;
  * required, so none is; `email` must be an email address when sent.
  */
 export const ContactInputSchema = z.strictObject({
-  email: z.email().optional(),
-  accountId: z.string().optional(),
-  firstName: z.string().optional(),
-  lastName: z.string().optional(),
-  phone: z.string().optional(),
-  mobile: z.string().optional(),
-  position: z.string().optional(),
-  department: z.string().optional(),
-  isPrimary: z.boolean().optional(),
-  status: z.enum(CONTACT_STATUSES).optional(),
+  email: z.optional(z.email()),
+  accountId: z.optional(z.string()),
+  firstName: z.optional(z.string()),
+  lastName: z.optional(z.string()),
+  phone: z.optional(z.string()),
+  mobile: z.optional(z.string()),
+  position: z.optional(z.string()),
+  department: z.optional(z.string()),
+  isPrimary: z.optional(z.boolean()),
+  status: z.optional(z.enum(CONTACT_STATUSES)),
 });
 
 /** Query of `contacts.list()`: `page`, `limit` and a `status` filter. */
 export const ContactListParamsSchema = z.strictObject({
   ...PageParams,
-  status: z.enum(CONTACT_STATUSES).optional(),
+  status: z.optional(z.enum(CONTACT_STATUSES)),
 });
 
 /** A contact as returned by the API. Only `id` is guaranteed; unknown fields are kept. */

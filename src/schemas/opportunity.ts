@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DateTimeInput, NonEmptyString, OpenObject, openEnum, opt } from './common';
 
 /** Values of an opportunity's `type`. */
@@ -24,13 +24,13 @@ const opportunityFields = {
 export const OpportunityCreateInputSchema = z.strictObject({
   name: NonEmptyString,
   accountId: NonEmptyString,
-  ...z.object(opportunityFields).partial().shape,
+  ...z.partial(z.object(opportunityFields)).shape,
 });
 
 /** Body of `opportunities.update()`: every field is optional. */
-export const OpportunityUpdateInputSchema = z
-  .strictObject({ name: z.string(), accountId: z.string(), ...opportunityFields })
-  .partial();
+export const OpportunityUpdateInputSchema = z.partial(
+  z.strictObject({ name: z.string(), accountId: z.string(), ...opportunityFields }),
+);
 
 /** An opportunity as returned by the API. Only `id` is guaranteed; unknown fields are kept. */
 export const OpportunitySchema = z.looseObject({

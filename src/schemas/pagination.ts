@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { opt } from './common';
 
 /**
@@ -17,6 +17,6 @@ export type Pagination = z.infer<typeof PaginationSchema>;
 
 /** `page` (>= 1) and `limit` (1 to 200), shared by both list endpoints. */
 export const PageParams = {
-  page: z.int().min(1).optional(),
-  limit: z.int().min(1).max(200).optional(),
+  page: z.optional(z.int().check(z.gte(1))),
+  limit: z.optional(z.int().check(z.gte(1), z.lte(200))),
 };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, test } from 'vitest';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import {
   AccountCreateInputSchema,
   AccountUpdateInputSchema,
@@ -58,7 +58,7 @@ interface Target {
   method: 'GET' | 'POST' | 'PUT';
   pathname: string;
   /** The schema the sent body (without tenantId) or query (without tenantId) must pass. */
-  schema: z.ZodType;
+  schema: z.ZodMiniType;
   /** Where the request carries it: the JSON body, or the query string. */
   sends: 'body' | 'query';
   tenantIn: 'body' | 'query';

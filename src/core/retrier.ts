@@ -1,0 +1,80 @@
+import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
+import type { ResolvedOptions } from '../options';
+import type { Call, Outcome, Received } from './call';
+import { retryPolicy } from './retry';
+
+/** What a failed call came to, in terms the request path maps to a `CrmError` without knowing ky. */
+export type Failure =
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly statusText: string;
+      readonly headers: Headers;
+      readonly text: string | undefined;
+    }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'network'; readonly cause: unknown };
+
+/** Every attempt after the first, driven by ky. */
+export interface Retrier {
+  /** Replays the first attempt's outcome into ky, which decides whether, when and how often to try again. */
+  readonly run: (call: Call, first: Outcome) => Promise<Received>;
+  /** What a rejection of `run` means, or undefined when it is not ky's. */
+  readonly failureOf: (error: unknown) => Failure | undefined;
+}
+
+type Send = (input: RequestInfo | URL, init: RequestInit | undefined, call: Call | undefined) => Promise<Received>;
+
+/**
+ * This module is loaded on demand (see `request.ts`): a call that succeeds at once never needs ky,
+ * and not loading it keeps `import 'crm-integration-sdk'` fast and the entry chunk small.
+ */
+export function createRetrier(options: ResolvedOptions, send: Send): Retrier {
+  // Bodies are read inside fetch, so ky gets bodiless Responses; their text is kept here.
+  const bodies = new WeakMap<Response, string>();
+  const bare = ({ response, text }: Received): Response => {
+    const { status, statusText, headers } = response;
+    const copy = new Response(null, { status, statusText, headers });
+    bodies.set(copy, text);
+    return copy;
+  };
+  const client: KyInstance = ky.create({
+    timeout: options.timeout,
+    retry: retryPolicy(options.maxRetries, options.maxRetryAfter),
+  });
+
+  return {
+    async run(call, first) {
+      let replay: Outcome | undefined = first;
+      const { options: perCall, deadline } = call;
+      const kyOptions: Options = {
+        ...call.init,
+        fetch: async (input, init) => {
+          const outcome = replay;
+          replay = undefined;
+          if (outcome === undefined) return bare(await send(input, init, call));
+          if ('response' in outcome) return bare(outcome);
+          throw outcome.timedOut ? new TimeoutError(input as Request) : outcome.error;
+        },
+      };
+      if (perCall?.signal) kyOptions.signal = perCall.signal;
+      if (perCall?.timeout !== undefined) kyOptions.timeout = perCall.timeout;
+      if (perCall?.maxRetries !== undefined) kyOptions.retry = { limit: perCall.maxRetries };
+      if (deadline !== undefined) {
+        kyOptions.context = { deadline };
+        kyOptions.totalTimeout = Math.max(1, deadline - Date.now());
+      }
+      const response = await client(call.href, kyOptions);
+      return { response, text: bodies.get(response) ?? '' };
+    },
+    failureOf(error) {
+      if (isHTTPError(error)) {
+        const { status, statusText, headers } = error.response;
+        return { kind: 'http', status, statusText, headers, text: bodies.get(error.response) };
+      }
+      if (isTimeoutError(error)) return { kind: 'timeout' };
+      if (isNetworkError(error)) return { kind: 'network', cause: error.cause };
+      return undefined;
+    },
+  };
+}
