@@ -40,7 +40,8 @@ export function startServer(latencyMs = 0) {
 
 /**
  * Runs every workload `runs` times, interleaved (A B C, A B C, ...), so that drift in the
- * machine's speed touches all of them alike. Resolves to each one's median.
+ * machine's speed touches all of them alike. Resolves to each one's median; the raw samples
+ * are kept (not enumerable) for `ratioTo()`.
  */
 export async function interleaved(workloads, runs) {
   const samples = Object.fromEntries(Object.keys(workloads).map((name) => [name, []]));
@@ -48,5 +49,13 @@ export async function interleaved(workloads, runs) {
   for (let run = 0; run < runs; run++) {
     for (const [name, fn] of Object.entries(workloads)) samples[name].push(await time(fn));
   }
-  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
+  const medians = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
+  return Object.defineProperty(medians, 'samples', { value: samples });
 }
+
+/**
+ * The median over runs of `name`'s time divided by `base`'s time in the same run. On a shared
+ * machine this is steadier than a ratio of medians: a slow stretch slows both sides of a pair.
+ */
+export const ratioTo = (result, base, name) =>
+  median(result.samples[name].map((value, run) => value / result.samples[base][run]));

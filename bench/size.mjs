@@ -59,8 +59,10 @@ export async function bundleSizes({ ownOnly = false } = {}) {
 }
 
 /** Median wall time of `await import(dist/index.js)` in a fresh process, minus that of `node -e 0`. */
-export function coldImport(runs = 15) {
-  const url = pathToFileURL(entry).href;
+export const coldImport = (runs = 15) => coldImportOf(pathToFileURL(entry).href, runs);
+
+/** The same for any specifier, resolved from this package (for what the dependencies cost on their own). */
+export function coldImportOf(url, runs = 15) {
   const once = (args) => {
     const start = performance.now();
     spawnSync(process.execPath, args);

@@ -18,7 +18,6 @@ import {
 import { issuesOf } from './issues';
 import { Limiter } from './limiter';
 import { type CrmRequestLog, formatLogLine } from './log';
-import { parseContext } from './parse-context';
 import { redactError, redactHeaders, redactor } from './redact';
 import type { Retrier } from './retrier';
 
@@ -87,7 +86,7 @@ export class Transport {
   ): Promise<RawResult<z.output<E['data']>>> {
     const credentials = this.#credentials(endpoint, tenantId);
     if (options) checkRequestOptions(options);
-    const parsed = endpoint.input.safeParse(input, parseContext);
+    const parsed = endpoint.parseInput(input);
     if (!parsed.success) throw new CrmValidationError(issuesOf(parsed.error, 1));
     const { path, query, body } = parsed.data;
 
@@ -313,13 +312,16 @@ function withoutCredentials(headers: Record<string, string>): Record<string, str
   return out;
 }
 
-/** `?a=1&b=2` from defined values, as URLSearchParams encodes them; empty when there are none. */
+/** `?a=1&b=2` from defined values, percent-encoded; empty when there are none. */
 function queryString(params: Record<string, unknown> | undefined): string {
-  if (!params) return '';
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, String(value));
-  const text = search.toString();
-  return text ? `?${text}` : '';
+  let text = '';
+  // Concatenation rather than URLSearchParams: this runs on every call, and costs a third as much.
+  for (const name in params) {
+    const value = params[name];
+    if (value !== undefined)
+      text += `${text ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`;
+  }
+  return text;
 }
 
 /** An envelope's frame: success, and data of the right kind; the records' fields are not looked at. */
