@@ -288,6 +288,9 @@ const SOURCES: readonly { source: string; arbitrary: (target: Target) => fc.Arbi
   { source: 'mutations of a valid input', arbitrary: mutation, numRuns: 120 },
 ];
 
+/** A stable seed per target, so that its mutations are the same on every run. */
+const seedOf = (name: string): number => [...name].reduce((hash, char) => (hash * 31 + char.charCodeAt(0)) | 0, 7);
+
 /** A query as the schema reads it: the numeric parameters back to numbers. */
 const typedQuery = (query: Record<string, string>): Record<string, unknown> =>
   Object.fromEntries(
@@ -356,7 +359,9 @@ describe('arbitrary values passed to every create, update and list method', () =
           fc.asyncProperty(arbitrary(target), async (input) => {
             outcomes[await check(target, crm, seen, input)] += 1;
           }),
-          { numRuns },
+          // Mutations run from a fixed seed: their share of valid inputs varies from seed to seed, and the
+          // balance check below must not depend on luck (one random run in about 15 sent only 3).
+          source.startsWith('mutations') ? { numRuns, seed: seedOf(target.name) } : { numRuns },
         );
         // Mutations of a valid input must exercise both sides, or the property says little.
         if (source.startsWith('mutations')) expect(Math.min(outcomes.sent, outcomes.refused)).toBeGreaterThan(5);
