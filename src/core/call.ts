@@ -18,5 +18,33 @@ export interface Received {
   readonly text: string;
 }
 
+/** What a failed call came to, in terms the request path maps to a `CrmError` without knowing ky. */
+export type Failure =
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly statusText: string;
+      readonly headers: Headers;
+      readonly text: string | undefined;
+    }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'network'; readonly cause: unknown };
+
+/** A first attempt's failure, as it is: thrown when ky, which would retry it, could not be loaded. */
+export class Unretried extends Error {
+  readonly failure: Failure;
+  constructor(first: Outcome) {
+    super('Not retried');
+    this.failure =
+      'response' in first
+        ? { kind: 'http', ...statusOf(first.response), text: first.text }
+        : first.timedOut
+          ? { kind: 'timeout' }
+          : { kind: 'network', cause: first.error };
+  }
+}
+
+const statusOf = ({ status, statusText, headers }: Response) => ({ status, statusText, headers });
+
 /** What one attempt ended with: an answer, or what it threw (`timedOut` when its own timer stopped it). */
 export type Outcome = Received | { readonly error: unknown; readonly timedOut: boolean };

@@ -3,7 +3,7 @@ import type { RequestOptions, ResolvedOptions } from '../options';
 import { checkRequestOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
 import { readBodyText } from './body';
-import type { Call, Outcome, Received } from './call';
+import { type Call, type Outcome, type Received, Unretried } from './call';
 import { type Endpoint, type EndpointInput, loadCompiler } from './endpoint';
 import {
   apiErrorClassFor,
@@ -29,17 +29,6 @@ export interface RawResult<T> {
 }
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-tenant-id'];
-
-// ky is loaded on first need, once per process (see retrier.ts).
-let retrierModule: Promise<typeof import('./retrier')> | undefined;
-function loadRetrierModule(): Promise<typeof import('./retrier')> {
-  retrierModule ??= import('./retrier').catch((error: unknown) => {
-    // A chunk that failed to load (a flaky network, in a browser) is tried again by the next call.
-    retrierModule = undefined;
-    throw error;
-  });
-  return retrierModule;
-}
 
 /**
  * THE request path. Every endpoint goes through `request()`: check credentials and input, place
@@ -126,7 +115,7 @@ export class Transport {
   }
 
   #loadRetrier(): Promise<Retrier> {
-    this.#retrierLoad ??= loadRetrierModule().then(
+    this.#retrierLoad ??= import('./retrier').then(
       ({ createRetrier }) => {
         this.#retrier = createRetrier(this.#options, (input, init, call) =>
           this.#fetchText(input, init, call?.attempts),
@@ -134,6 +123,7 @@ export class Transport {
         return this.#retrier;
       },
       (error: unknown) => {
+        // A chunk that failed to load (a flaky network, in a browser) is tried again by the next call.
         this.#retrierLoad = undefined;
         throw error;
       },
@@ -144,7 +134,9 @@ export class Transport {
   async #run(call: Call): Promise<Received> {
     const first = await this.#firstAttempt(call);
     if ('response' in first && first.response.ok) return first;
-    const retrier = this.#retrier ?? (await this.#loadRetrier());
+    const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
+    // Without ky, the first attempt's outcome is reported as it is, without retries.
+    if (!retrier) throw new Unretried(first);
     return retrier.run(call, first);
   }
   /** The first attempt, without ky: a fetch bounded by the attempt's timeout and the caller's signal. */
@@ -269,7 +261,7 @@ export class Transport {
   #toCrmError(error: unknown, where: string, options: RequestOptions | undefined, started: number): CrmError {
     if (error instanceof CrmError) return error;
     if (options?.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: options.signal.reason });
-    const failure = this.#retrier?.failureOf(error);
+    const failure = error instanceof Unretried ? error.failure : this.#retrier?.failureOf(error);
     if (failure?.kind === 'http') {
       const { status, headers, statusText, text } = failure;
       return this.#apiError(status, parseLenient(text), headers, where, statusText);

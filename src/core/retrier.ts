@@ -1,19 +1,7 @@
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
 import type { ResolvedOptions } from '../options';
-import type { Call, Outcome, Received } from './call';
+import type { Call, Failure, Outcome, Received } from './call';
 import { retryPolicy } from './retry';
-
-/** What a failed call came to, in terms the request path maps to a `CrmError` without knowing ky. */
-export type Failure =
-  | {
-      readonly kind: 'http';
-      readonly status: number;
-      readonly statusText: string;
-      readonly headers: Headers;
-      readonly text: string | undefined;
-    }
-  | { readonly kind: 'timeout' }
-  | { readonly kind: 'network'; readonly cause: unknown };
 
 /** Every attempt after the first, driven by ky. */
 export interface Retrier {
