@@ -257,7 +257,7 @@ export class FakeCrmCore {
     }
     tenant.keyLastUsedAt = store.now();
 
-    const parsed = endpoint.input.safeParse({
+    const parsed = endpoint.parseInput({
       path: Object.keys(params).length ? params : undefined,
       query: endpoint.query ? coerceNumbers(query) : undefined,
       body: endpoint.body ? body : undefined,

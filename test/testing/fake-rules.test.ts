@@ -540,11 +540,12 @@ describe('lists and their filters', () => {
     expect(ids(reply)).toEqual(['act_c']);
   });
 
-  test('listing activities without opportunityId is 400 VALIDATION_ERROR naming it', async () => {
+  test('listing activities without opportunityId is 400 VALIDATION_ERROR naming it, in English', async () => {
     const fake = startFake({ seed: ACTIVITY_SEED });
     const reply = await send(fake, 'GET', `${V1}/activities`, { query: { tenantId: TENANT } });
     expect(reply.status).toBe(400);
     expect(fields(reply)).toEqual(['opportunityId']);
+    expect(reply.body.error?.message).toBe('opportunityId: Invalid input: expected string, received undefined');
   });
 
   test('contacts are filtered by status', async () => {
