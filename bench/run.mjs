@@ -33,6 +33,12 @@ const record = (workload, subject, value, unit, ratio, target) => {
   );
 };
 
+/** One row per subject of an `interleaved()` result, with its ratio to `base` and any target. */
+const recordWorkload = (workload, result, base, targets, show = (ms) => [ms, 'ms']) => {
+  for (const [name, ms] of Object.entries(result))
+    record(workload, name, ...show(ms), ratioTo(result, base, name), targets[name] ?? '');
+};
+
 /** Each way of reading one opportunity and of paging through the activities. */
 function clients(url, latency = '') {
   const sdk = new CrmClient({ baseUrl: url, apiKey: KEY, tenantId: TENANT });
@@ -105,15 +111,10 @@ async function main() {
       ),
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w1))
-      record(
-        'W1 3,000 sequential get',
-        name,
-        (ms * 1000) / calls,
-        'µs/call',
-        ratioTo(w1, 'fetch', name),
-        name === 'sdk' ? '<= 1.15x' : '',
-      );
+    recordWorkload('W1 3,000 sequential get', w1, 'fetch', { sdk: '<= 1.15x' }, (ms) => [
+      (ms * 1000) / calls,
+      'µs/call',
+    ]);
 
     const w2 = await interleaved(
       {
@@ -123,15 +124,7 @@ async function main() {
       },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w2))
-      record(
-        'W2 iterate 100,000 activities',
-        name,
-        ms,
-        'ms',
-        ratioTo(w2, 'fetch', name),
-        name === 'sdk' ? '<= 1.15x' : '',
-      );
+    recordWorkload('W2 iterate 100,000 activities', w2, 'fetch', { sdk: '<= 1.15x' });
 
     const s = clients(slow.url);
     const w3 = await interleaved(
@@ -142,15 +135,7 @@ async function main() {
       },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w3))
-      record(
-        'W3 iterate, 5 ms server latency',
-        name,
-        ms,
-        'ms',
-        ratioTo(w3, 'fetch, sequential', name),
-        name === 'sdk, prefetch 4' ? '<= 0.40x' : '',
-      );
+    recordWorkload('W3 iterate, 5 ms server latency', w3, 'fetch, sequential', { 'sdk, prefetch 4': '<= 0.40x' });
     const work = () => sleep(5);
     const w3b = await interleaved(
       {
@@ -160,16 +145,8 @@ async function main() {
       },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w3b))
-      record(
-        'W3 same, caller awaits 5 ms a page',
-        name,
-        ms,
-        'ms',
-        ratioTo(w3b, 'fetch, sequential', name),
-        // Not the target's workload: the caller's own 5 ms a page puts the floor near 0.5x.
-        '',
-      );
+    // Not the target's workload: the caller's own 5 ms a page puts the floor near 0.5x.
+    recordWorkload('W3 same, caller awaits 5 ms a page', w3b, 'fetch, sequential', {});
 
     const concurrent = (get) => async () => {
       for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 200 }, () => get()));
@@ -178,15 +155,7 @@ async function main() {
       { fetch: concurrent(c.get.fetch), sdk: concurrent(c.get.sdk), ky: concurrent(c.get.ky) },
       RUNS,
     );
-    for (const [name, ms] of Object.entries(w4))
-      record(
-        'W4 200 concurrent get x 10',
-        name,
-        ms,
-        'ms',
-        ratioTo(w4, 'fetch', name),
-        name === 'sdk' ? '<= 1.15x' : '',
-      );
+    recordWorkload('W4 200 concurrent get x 10', w4, 'fetch', { sdk: '<= 1.15x' });
 
     const heap = { fetch: [], sdk: [] };
     for (let run = 0; run < RUNS; run++)

@@ -37,14 +37,21 @@ export class Unretried extends Error {
     super('Not retried');
     this.failure =
       'response' in first
-        ? { kind: 'http', ...statusOf(first.response), text: first.text }
+        ? httpFailure(first.response, first.text)
         : first.timedOut
           ? { kind: 'timeout' }
           : { kind: 'network', cause: first.error };
   }
 }
 
-const statusOf = ({ status, statusText, headers }: Response) => ({ status, statusText, headers });
+/** An answer that failed the call, with the body read from it. */
+export const httpFailure = ({ status, statusText, headers }: Response, text: string | undefined): Failure => ({
+  kind: 'http',
+  status,
+  statusText,
+  headers,
+  text,
+});
 
 /** What one attempt ended with: an answer, or what it threw (`timedOut` when its own timer stopped it). */
 export type Outcome = Received | { readonly error: unknown; readonly timedOut: boolean };

@@ -1,6 +1,6 @@
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
 import type { ResolvedOptions } from '../options';
-import type { Call, Failure, Outcome, Received } from './call';
+import { type Call, type Failure, httpFailure, type Outcome, type Received } from './call';
 import { retryPolicy } from './retry';
 
 /** Every attempt after the first, driven by ky. */
@@ -56,10 +56,7 @@ export function createRetrier(options: ResolvedOptions, send: Send): Retrier {
       return { response, text: bodies.get(response) ?? '' };
     },
     failureOf(error) {
-      if (isHTTPError(error)) {
-        const { status, statusText, headers } = error.response;
-        return { kind: 'http', status, statusText, headers, text: bodies.get(error.response) };
-      }
+      if (isHTTPError(error)) return httpFailure(error.response, bodies.get(error.response));
       if (isTimeoutError(error)) return { kind: 'timeout' };
       if (isNetworkError(error)) return { kind: 'network', cause: error.cause };
       return undefined;
