@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { median } from './measure.mjs';
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 
 /**
@@ -58,14 +59,21 @@ export async function bundleSizes({ ownOnly = false } = {}) {
   return { initial: initialBytes, lazy: lazyBytes };
 }
 
-/** Median wall time of `await import(dist/index.js)` in a fresh process, minus that of `node -e 0`. */
-export const coldImport = (runs = 15) => coldImportOf(pathToFileURL(entry).href, runs);
+/**
+ * Median wall time of `await import('crm-integration-sdk')` in a fresh process, minus that of
+ * `node -e 0`. The package resolves itself through its exports map, so Node loads the build it
+ * would load in an app (the `node` condition: dist/node/index.js).
+ */
+export const coldImport = (runs = 15) => coldImportOf('crm-integration-sdk', runs);
+
+/** The same for the bundlers' build, loaded unbundled by Node (ky and zod as separate module files). */
+export const coldImportOfBundlerBuild = (runs = 15) => coldImportOf(pathToFileURL(entry).href, runs);
 
 /** The same for any specifier, resolved from this package (for what the dependencies cost on their own). */
 export function coldImportOf(url, runs = 15) {
   const once = (args) => {
     const start = performance.now();
-    spawnSync(process.execPath, args);
+    spawnSync(process.execPath, args, { cwd: root });
     return performance.now() - start;
   };
   const base = [];
@@ -85,4 +93,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     `initial: ${kib(whole.initial)} (own ${kib(own.initial)}); lazy: ${kib(whole.lazy)} (own ${kib(own.lazy)})`,
   );
   console.log(`cold import: ${coldImport().toFixed(1)} ms above node -e 0`);
+  console.log(`cold import of the bundlers' build: ${coldImportOfBundlerBuild().toFixed(1)} ms above node -e 0`);
 }

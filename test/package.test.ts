@@ -8,6 +8,10 @@ const require = createRequire(import.meta.url);
 
 const entries: [string, () => Promise<Entry>][] = [
   ['the ESM entry (import)', async () => (await import('../dist/index.js')) as unknown as Entry],
+  [
+    'the ESM entry for Node (import, node condition)',
+    async () => (await import(new URL('../dist/node/index.js', import.meta.url).href)) as unknown as Entry,
+  ],
   ['the CJS entry (require)', async () => require('../dist/index.cjs') as Entry],
 ];
 
@@ -37,10 +41,13 @@ describe.each(entries)('%s', (_name, load) => {
 });
 
 describe('the testing entry', () => {
-  test('loads as ESM and as CJS (msw is ESM-only: CJS relies on require(esm), Node >= 22.12)', async () => {
+  test('loads as ESM, as ESM for Node and as CJS (msw is ESM-only: CJS relies on require(esm), Node >= 22.12)', async () => {
     const esm = (await import('../dist/testing.js')) as unknown as typeof import('../src/testing/index');
+    const node = (await import(
+      new URL('../dist/node/testing.js', import.meta.url).href
+    )) as unknown as typeof import('../src/testing/index');
     const cjs = require('../dist/testing.cjs') as typeof import('../src/testing/index');
-    for (const testing of [esm, cjs]) {
+    for (const testing of [esm, node, cjs]) {
       const fake = testing.createFakeCrm();
       expect(fake.handlers).toHaveLength(1);
       expect(fake.credentials.tenantId).toBe('tenant_demo');
@@ -48,19 +55,45 @@ describe('the testing entry', () => {
   });
 });
 
+describe('the package', () => {
+  test('declares exactly ky and zod as runtime dependencies', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['ky', 'zod']);
+  });
+
+  test('resolves to the self-contained build in Node and to the shareable build elsewhere', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+
+    for (const [subpath, name] of [
+      ['.', 'index'],
+      ['./testing', 'testing'],
+    ] as const) {
+      expect(Object.entries(manifest.exports[subpath].import)).toEqual([
+        ['types', `./dist/${name}.d.ts`],
+        ['node', `./dist/node/${name}.js`],
+        ['default', `./dist/${name}.js`],
+      ]);
+    }
+    expect(import.meta.resolve('crm-integration-sdk')).toMatch(/\/dist\/node\/index\.js$/);
+  });
+});
+
 describe('the main entry', () => {
   test('imports neither msw nor any Node built-in, so it runs wherever fetch exists', async () => {
     const { readFile } = await import('node:fs/promises');
     // The entry and the chunks it shares with the testing entry, followed through relative imports.
-    const externalImports = async (file: string, seen = new Set<string>()): Promise<Set<string>> => {
+    const externalImports = async (file: string | URL, seen = new Set<string>()): Promise<Set<string>> => {
       const out = new Set<string>();
-      if (seen.has(file)) return out;
-      seen.add(file);
-      const code = await readFile(new URL(file, import.meta.url), 'utf8');
+      const url = new URL(file, import.meta.url);
+      if (seen.has(url.href)) return out;
+      seen.add(url.href);
+      const code = await readFile(url, 'utf8');
       for (const [, name] of code.matchAll(/(?:from\s*|import\(|require\()\s*["']([^"']+)["']/g)) {
         if (!name) continue;
-        if (name.startsWith('./'))
-          for (const inner of await externalImports(`../dist/${name.slice(2)}`, seen)) out.add(inner);
+        if (name.startsWith('./')) for (const inner of await externalImports(new URL(name, url), seen)) out.add(inner);
         else out.add(name);
       }
       return out;
@@ -70,7 +103,8 @@ describe('the main entry', () => {
     const esm = await externalImports('../dist/index.js');
     expect(new Set([...esm].map(packageOf))).toEqual(new Set(['ky', 'zod']));
     expect(esm).not.toContain('zod'); // zod/mini and zod/v4/core only: importing 'zod' loads zod classic
-    const cjs = await externalImports('../dist/index.cjs');
-    expect(new Set([...cjs].map(packageOf))).toEqual(new Set(['zod']));
+    // The Node and CJS builds inline ky and zod: Node loads a few files rather than about a hundred.
+    expect(await externalImports('../dist/node/index.js')).toEqual(new Set());
+    expect(await externalImports('../dist/index.cjs')).toEqual(new Set());
   });
 });

@@ -1,4 +1,3 @@
-import type { LiteralUnion } from 'type-fest';
 import * as z from 'zod/mini';
 import * as core from 'zod/v4/core';
 
@@ -31,12 +30,19 @@ export const NonEmptyString = z.string().check(z.minLength(1));
 export const opt = z.nullish;
 
 /**
+ * A response field's enum value: one of the documented values `T`, or any other string a newer
+ * server may send. Editors still suggest the documented values.
+ */
+// type-fest's LiteralUnion, written out so that the declarations need no package beyond zod.
+export type OpenEnumValue<T extends string> = T | (string & Record<never, never>);
+
+/**
  * An enum as read from a response: the documented values are typed, any other string is
  * accepted (a server may add values before the SDK knows them). Requests keep strict enums.
  */
 export const openEnum = <const T extends readonly [string, ...string[]]>(_values: T) =>
   // The cast only widens the inferred type; the runtime check is a plain string check.
-  z.string() as unknown as z.ZodMiniType<LiteralUnion<T[number], string>, string>;
+  z.string() as unknown as z.ZodMiniType<OpenEnumValue<T[number]>, string>;
 
 /** An object of a shape the spec does not show: any fields, none of them `any`. */
 export const OpenObject = z.looseObject({});
