@@ -90,11 +90,10 @@ export class Transport {
       init.body = JSON.stringify(payload);
       headers['content-type'] = 'application/json';
     }
-    const search = endpoint.tenantIn === 'query' ? { tenantId, ...(query as object) } : query;
     const started = Date.now();
     const total = options?.totalTimeout ?? this.#options.totalTimeout;
     const call: Call = {
-      href: `${this.#base}/${url}${queryString(search as Record<string, unknown> | undefined)}`,
+      href: `${this.#base}/${url}${queryString(query as Record<string, unknown> | undefined, endpoint.tenantIn === 'query' ? tenantId : undefined)}`,
       init,
       where,
       options,
@@ -104,10 +103,9 @@ export class Transport {
       attempts: this.#options.logger ? { count: 0 } : undefined,
     };
     try {
-      const run = () => this.#run(call);
       const { response, text } = await (this.#limiter
-        ? this.#limiter.run(run, options?.signal, where, call.deadline)
-        : run());
+        ? this.#limiter.run(() => this.#run(call), options?.signal, where, call.deadline)
+        : this.#run(call));
       return this.#unwrap(endpoint, where, text, response);
     } catch (error) {
       throw this.#toCrmError(error, where, options, started);
@@ -131,30 +129,38 @@ export class Transport {
     return this.#retrierLoad;
   }
 
+  /**
+   * The first attempt, without ky: a fetch bounded by the attempt's timeout and the caller's
+   * signal. Anything but a 2xx goes to ky. One async frame from fetch to text: this is every
+   * call's path, and each frame is a promise and a context per call.
+   */
   async #run(call: Call): Promise<Received> {
-    const first = await this.#firstAttempt(call);
-    if ('response' in first && first.response.ok) return first;
-    const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
-    // Without ky, the first attempt's outcome is reported as it is, without retries.
-    if (!retrier) throw new Unretried(first);
-    return retrier.run(call, first);
-  }
-  /** The first attempt, without ky: a fetch bounded by the attempt's timeout and the caller's signal. */
-  async #firstAttempt(call: Call): Promise<Outcome> {
     const user = call.options?.signal;
     user?.throwIfAborted();
     const limit = call.deadline === undefined ? call.timeout : Math.min(call.timeout, call.deadline - Date.now());
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(), Math.max(0, limit));
+    let first: Outcome;
     try {
-      const signal = user ? AbortSignal.any([user, timer.signal]) : timer.signal;
-      return await this.#fetchText(call.href, { ...call.init, signal }, call.attempts);
+      const init = { ...call.init, signal: user ? AbortSignal.any([user, timer.signal]) : timer.signal };
+      if (call.attempts) {
+        first = await this.#fetchText(call.href, init, call.attempts);
+      } else {
+        // #fetchText without its logging.
+        const response = await (this.#options.fetch ?? globalThis.fetch)(call.href, init);
+        first = { response, text: await readBodyText(response, this.#options.maxResponseBytes) };
+      }
+      if (first.response.ok) return first;
     } catch (error) {
       if (user?.aborted || error instanceof CrmError) throw error;
-      return { error, timedOut: timer.signal.aborted };
+      first = { error, timedOut: timer.signal.aborted };
     } finally {
       clearTimeout(timeout);
     }
+    const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
+    // Without ky, the first attempt's outcome is reported as it is, without retries.
+    if (!retrier) throw new Unretried(first);
+    return retrier.run(call, first);
   }
 
   /** One attempt: fetch, read the body within the size limit, log. */
@@ -304,9 +310,9 @@ function withoutCredentials(headers: Record<string, string>): Record<string, str
   return out;
 }
 
-/** `?a=1&b=2` from defined values, percent-encoded; empty when there are none. */
-function queryString(params: Record<string, unknown> | undefined): string {
-  let text = '';
+/** `?tenantId=t&a=1&b=2` from the tenant and the defined values, percent-encoded; empty when there are none. */
+function queryString(params: Record<string, unknown> | undefined, tenantId: string | undefined): string {
+  let text = tenantId === undefined ? '' : `?tenantId=${encodeURIComponent(tenantId)}`;
   // Concatenation rather than URLSearchParams: this runs on every call, and costs a third as much.
   for (const name in params) {
     const value = params[name];
