@@ -28,7 +28,7 @@ export class CrmPromise<T> extends Promise<T> {
   constructor(result: Promise<WithResponse<T>>) {
     // The base promise is never used: then/catch/finally read `result`, so that only the
     // chain a caller builds can hold a rejection (no unhandled rejection from `withResponse()`).
-    super((resolve) => resolve(undefined as T));
+    super(resolveUnused);
     this.#result = result;
   }
 
@@ -38,7 +38,7 @@ export class CrmPromise<T> extends Promise<T> {
   }
 
   #value(): Promise<T> {
-    this.#data ??= this.#result.then((r) => r.data);
+    this.#data ??= this.#result.then(dataOf);
     return this.#data;
   }
 
@@ -58,3 +58,8 @@ export class CrmPromise<T> extends Promise<T> {
     return this.#value().finally(onfinally);
   }
 }
+
+// Shared rather than written inline: each call makes a CrmPromise, and an inline arrow is a new
+// function object each time.
+const resolveUnused = (resolve: (value: never) => void) => resolve(undefined as never);
+const dataOf = <T>(result: WithResponse<T>): T => result.data;
