@@ -518,6 +518,35 @@ describe('returned promises', () => {
     expect((error as CrmNotFoundError).status).toBe(404);
   });
 
+  it('passes the data through then() without a fulfilment handler, catch() and finally()', async () => {
+    capture('get', OPPORTUNITY, ok(opportunity));
+    const crm = makeClient();
+    let settled = false;
+
+    await expect(crm.opportunities.get('opp_1').then(undefined, () => 'failed')).resolves.toEqual(opportunity);
+    await expect(crm.opportunities.get('opp_1').catch(() => 'failed')).resolves.toEqual(opportunity);
+    await expect(
+      crm.opportunities.get('opp_1').finally(() => {
+        settled = true;
+      }),
+    ).resolves.toEqual(opportunity);
+    expect(settled).toBe(true);
+  });
+
+  it("hands a failed call's CrmError to the rejection handler of then(), to catch() and through finally()", async () => {
+    capture('get', OPPORTUNITY, () => HttpResponse.json({ message: 'No such opportunity' }, { status: 404 }));
+    const crm = makeClient();
+
+    const viaThen = await crm.opportunities.get('opp_1').then(
+      () => 'fulfilled',
+      (error: unknown) => error,
+    );
+    const viaCatch = await crm.opportunities.get('opp_1').catch((error: unknown) => error);
+    const viaFinally = await rejection(crm.opportunities.get('opp_1').finally(() => {}));
+
+    for (const error of [viaThen, viaCatch, viaFinally]) expect(error).toBeInstanceOf(CrmNotFoundError);
+  });
+
   it('lets then() chains and Promise.all treat the result as an ordinary promise', async () => {
     capture('get', OPPORTUNITY, ok(opportunity));
     const crm = makeClient();

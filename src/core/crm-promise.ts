@@ -22,7 +22,6 @@ export class CrmPromise<T> extends Promise<T> {
   }
 
   readonly #result: Promise<WithResponse<T>>;
-  #data: Promise<T> | undefined;
 
   /** @internal */
   constructor(result: Promise<WithResponse<T>>) {
@@ -37,25 +36,23 @@ export class CrmPromise<T> extends Promise<T> {
     return this.#result;
   }
 
-  #value(): Promise<T> {
-    this.#data ??= this.#result.then(dataOf);
-    return this.#data;
-  }
-
   // biome-ignore lint/suspicious/noThenProperty: it is a promise, by design
   override then<A = T, B = never>(
     onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
-    return this.#value().then(onfulfilled, onrejected);
+    // Straight from the result, not through a promise of the data: one promise and one
+    // microtask fewer for each `await`.
+    if (!onfulfilled) return this.#result.then(dataOf, onrejected) as Promise<A | B>;
+    return this.#result.then((result) => onfulfilled(result.data), onrejected);
   }
 
   override catch<B = never>(onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {
-    return this.#value().catch(onrejected);
+    return this.#result.then(dataOf, onrejected);
   }
 
   override finally(onfinally?: (() => void) | null): Promise<T> {
-    return this.#value().finally(onfinally);
+    return this.#result.then(dataOf).finally(onfinally);
   }
 }
 
