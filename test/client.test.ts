@@ -11,7 +11,17 @@ import {
   CrmValidationError,
   Page,
 } from '../src/index';
-import { ADMIN_TOKEN, API_KEY, BASE_URL, capture, captureAll, makeClient, ok, TENANT } from './support/capture';
+import {
+  ADMIN_TOKEN,
+  API_KEY,
+  BASE_URL,
+  type Captured,
+  capture,
+  captureAll,
+  makeClient,
+  ok,
+  TENANT,
+} from './support/capture';
 import { server } from './support/server';
 
 const OPPORTUNITY = '/integrations/v1/opportunities/opp_1';
@@ -39,6 +49,16 @@ function thrown(fn: () => unknown): unknown {
     return error;
   }
   throw new Error('Expected a throw');
+}
+
+/** The integration call carried the client's API key and tenant only; the admin call, its token only. */
+function expectOwnCredentialsOnly(integration: Captured | undefined, admin: Captured | undefined): void {
+  expect(integration?.headers.get('x-api-key')).toBe(API_KEY);
+  expect(integration?.headers.get('x-tenant-id')).toBe(TENANT);
+  expect(integration?.headers.has('authorization')).toBe(false);
+  expect(admin?.headers.get('authorization')).toBe(`Bearer ${ADMIN_TOKEN}`);
+  expect(admin?.headers.has('x-api-key')).toBe(false);
+  expect(admin?.headers.has('x-tenant-id')).toBe(false);
 }
 
 const fields = (error: unknown) => (error as CrmValidationError).issues.map((issue) => issue.field);
@@ -308,12 +328,7 @@ describe('headers', () => {
     await crm.opportunities.get('opp_1');
     await crm.apiKey.status();
 
-    expect(integration[0]?.headers.get('x-api-key')).toBe(API_KEY);
-    expect(integration[0]?.headers.get('x-tenant-id')).toBe(TENANT);
-    expect(integration[0]?.headers.has('authorization')).toBe(false);
-    expect(admin[0]?.headers.get('authorization')).toBe(`Bearer ${ADMIN_TOKEN}`);
-    expect(admin[0]?.headers.has('x-api-key')).toBe(false);
-    expect(admin[0]?.headers.has('x-tenant-id')).toBe(false);
+    expectOwnCredentialsOnly(integration[0], admin[0]);
   });
 
   it('does not let per-call headers replace the credentials, nor add Authorization to integration calls', async () => {
@@ -325,12 +340,7 @@ describe('headers', () => {
     await crm.opportunities.get('opp_1', { headers });
     await crm.apiKey.status({ headers });
 
-    expect(integration[0]?.headers.get('x-api-key')).toBe(API_KEY);
-    expect(integration[0]?.headers.get('x-tenant-id')).toBe(TENANT);
-    expect(integration[0]?.headers.has('authorization')).toBe(false);
-    expect(admin[0]?.headers.get('authorization')).toBe(`Bearer ${ADMIN_TOKEN}`);
-    expect(admin[0]?.headers.has('x-api-key')).toBe(false);
-    expect(admin[0]?.headers.has('x-tenant-id')).toBe(false);
+    expectOwnCredentialsOnly(integration[0], admin[0]);
   });
 });
 

@@ -2,6 +2,7 @@ import { expect, test } from 'vitest';
 import { CrmRateLimitError } from '../../src/index';
 import {
   clientFor,
+  expectRepeatedOnceExecutedOnce,
   failure,
   gapAfter,
   OPP_ID,
@@ -99,10 +100,7 @@ test('a POST answered 429 was not processed: it is repeated and the server execu
   const created = await clientFor(fault()).opportunities.create({ name: 'Renewal 2027', accountId: 'acc_1' });
 
   expect(created.id).toBe('opp_created');
-  const seen = fault().received('POST', OPPS_PATH);
-  expect(seen).toHaveLength(2);
-  expect(seen[1]?.body).toBe(seen[0]?.body);
-  expect(fault().succeeded('POST', OPPS_PATH)).toBe(1);
+  expectRepeatedOnceExecutedOnce(fault(), OPPS_PATH);
 });
 
 test('a POST answered 429 without Retry-After is also repeated, after a backoff, and executed once', async () => {
@@ -111,6 +109,5 @@ test('a POST answered 429 without Retry-After is also repeated, after a backoff,
   const created = await clientFor(fault()).opportunities.create({ name: 'Renewal 2027', accountId: 'acc_1' });
 
   expect(created.id).toBe('opp_created');
-  expect(fault().received('POST', OPPS_PATH)).toHaveLength(2);
-  expect(fault().succeeded('POST', OPPS_PATH)).toBe(1);
+  expectRepeatedOnceExecutedOnce(fault(), OPPS_PATH);
 });

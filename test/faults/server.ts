@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { http, passthrough } from 'msw';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { type ClientOptions, CrmClient } from '../../src/index';
 import { server as msw } from '../support/server';
 
@@ -363,6 +363,17 @@ export async function failure(call: PromiseLike<unknown>): Promise<{ error: unkn
     return { error, elapsed: performance.now() - started };
   }
   throw new Error('Expected the call to fail, but it succeeded');
+}
+
+/**
+ * Asserts that the server saw `path` POSTed twice with the same body, and executed it once: a
+ * create repeated because the first answer proved nothing was done.
+ */
+export function expectRepeatedOnceExecutedOnce(fault: FaultServer, path: string): void {
+  const seen = fault.received('POST', path);
+  expect(seen).toHaveLength(2);
+  expect(seen[1]?.body).toBe(seen[0]?.body);
+  expect(fault.succeeded('POST', path)).toBe(1);
 }
 
 /** Milliseconds between the arrival of request `i` and request `i + 1` (as the server saw them). */
