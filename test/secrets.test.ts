@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { delay, HttpResponse } from 'msw';
+import { delay, HttpResponse, http } from 'msw';
 import { describe, expect, test, vi } from 'vitest';
 import {
   CrmApiError,
@@ -13,6 +13,7 @@ import {
   CrmTimeoutError,
 } from '../src/index';
 import { ADMIN_TOKEN, API_KEY, BASE_URL, capture, makeClient, ok, TENANT } from './support/capture';
+import { server } from './support/server';
 
 const OPP_PATH = '/integrations/v1/opportunities/opp_1';
 const SECRETS = [API_KEY, ADMIN_TOKEN] as const;
@@ -244,6 +245,27 @@ describe('the client never reveals its credentials', () => {
       }
     }
   };
+
+  test('nor does a redirect to another origin: the call fails and nothing reaches that origin', async () => {
+    capture(
+      'get',
+      OPP_PATH,
+      () => new HttpResponse(null, { status: 302, headers: { location: 'https://elsewhere.test/collect' } }),
+    );
+    const elsewhere: Request[] = [];
+    server.use(
+      http.all('https://elsewhere.test/*', ({ request }) => {
+        elsewhere.push(request);
+        return ok({ id: 'opp_1' });
+      }),
+    );
+
+    const error = await failure(client().opportunities.get('opp_1'), CrmApiError);
+
+    expect(error.status).toBe(302);
+    expect(error.message).toContain('redirect to https://elsewhere.test/collect not followed');
+    expect(elsewhere).toEqual([]);
+  });
 
   test('inspect, JSON and String of a CrmClient show neither the key nor the token', () => {
     const crm = makeClient();

@@ -3,7 +3,7 @@ import type { RequestOptions } from '../options';
 /** A call, fully built: every attempt sends exactly this. */
 export interface Call {
   readonly href: string;
-  readonly init: { method: string; headers: Record<string, string>; body?: string };
+  readonly init: { method: string; headers: Record<string, string>; redirect: 'manual'; body?: string };
   readonly where: string;
   readonly options: RequestOptions | undefined;
   readonly timeout: number;
@@ -26,6 +26,8 @@ export type Failure =
       readonly statusText: string;
       readonly headers: Headers;
       readonly text: string | undefined;
+      /** Why the answer was not acted on, when the status alone does not say (a redirect not followed). */
+      readonly note?: string | undefined;
     }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'network'; readonly cause: unknown };

@@ -84,7 +84,8 @@ export class Transport {
     const headers = options?.headers
       ? { ...this.#headers, ...withoutCredentials(options.headers), ...credentials }
       : { ...this.#headers, ...credentials };
-    const init: Call['init'] = { method: endpoint.method, headers };
+    // Redirects are followed only within the origin (see redirects.ts), so no credential leaves it.
+    const init: Call['init'] = { method: endpoint.method, headers, redirect: 'manual' };
     const payload = endpoint.tenantIn === 'body' ? { tenantId, ...(body as object) } : body;
     if (payload !== undefined) {
       init.body = JSON.stringify(payload);
@@ -269,8 +270,8 @@ export class Transport {
     if (options?.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: options.signal.reason });
     const failure = error instanceof Unretried ? error.failure : this.#retrier?.failureOf(error);
     if (failure?.kind === 'http') {
-      const { status, headers, statusText, text } = failure;
-      return this.#apiError(status, parseLenient(text), headers, where, statusText);
+      const { status, headers, statusText, text, note } = failure;
+      return this.#apiError(status, parseLenient(text), headers, where, statusText, note);
     }
     if (failure?.kind === 'timeout') {
       const total = options?.totalTimeout ?? this.#options.totalTimeout;
@@ -285,9 +286,9 @@ export class Transport {
     return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
   }
 
-  #apiError(status: number, body: unknown, headers: Headers, where: string, fallback: string) {
+  #apiError(status: number, body: unknown, headers: Headers, where: string, fallback: string, note?: string) {
     const safeBody = this.#redact(body);
-    const said = serverMessageOf(safeBody) ?? this.#redact(fallback);
+    const said = this.#redact(note ?? serverMessageOf(safeBody) ?? fallback);
     const ErrorClass = apiErrorClassFor(status);
     return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
       status,

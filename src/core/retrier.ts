@@ -1,6 +1,7 @@
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
 import type { ResolvedOptions } from '../options';
 import { type Call, type Failure, httpFailure, type Outcome, type Received } from './call';
+import { followRedirects, unfollowedNote } from './redirects';
 import { retryPolicy } from './retry';
 
 /** Every attempt after the first, driven by ky. */
@@ -40,9 +41,13 @@ export function createRetrier(options: ResolvedOptions, send: Send): Retrier {
         fetch: async (input, init) => {
           const outcome = replay;
           replay = undefined;
-          if (outcome === undefined) return bare(await send(input, init, call));
-          if ('response' in outcome) return bare(outcome);
-          throw outcome.timedOut ? new TimeoutError(input as Request) : outcome.error;
+          if (outcome !== undefined && !('response' in outcome)) {
+            throw outcome.timedOut ? new TimeoutError(input as Request) : outcome.error;
+          }
+          const received = outcome ?? (await send(input, init, call));
+          // Within the attempt, so ky's timeout and the caller's signal cover the redirects too.
+          if (received.response.ok) return bare(received);
+          return bare(await followRedirects(received, call, (input as Request).signal, send));
         },
       };
       if (perCall?.signal) kyOptions.signal = perCall.signal;
@@ -56,7 +61,10 @@ export function createRetrier(options: ResolvedOptions, send: Send): Retrier {
       return { response, text: bodies.get(response) ?? '' };
     },
     failureOf(error) {
-      if (isHTTPError(error)) return httpFailure(error.response, bodies.get(error.response));
+      if (isHTTPError(error)) {
+        const { response } = error;
+        return { ...httpFailure(response, bodies.get(response)), note: unfollowedNote(response, options.baseUrl) };
+      }
       if (isTimeoutError(error)) return { kind: 'timeout' };
       if (isNetworkError(error)) return { kind: 'network', cause: error.cause };
       return undefined;
