@@ -1,3 +1,4 @@
+import type { Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
 
 const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' };
@@ -6,6 +7,21 @@ const external = ['msw'];
 // Inlined where a module costs more to load than its bytes: Node pays about 0.6 ms for each module
 // file it resolves and compiles, and zod/mini alone is 92 files.
 const selfContained = [/^zod(\/|$)/, 'ky'];
+
+/**
+ * zod's compiler is imported by src/core/compiler.ts alone, and only on demand. Left external,
+ * an app's bundler would put the parts of zod's core that only the compiler uses (validators,
+ * regexes, helpers) in a chunk shared with the entry, to be loaded up front. Inlined here, they
+ * stay in the compiler's chunk. Every other import of zod's core stays external.
+ */
+const compilerInlined: Plugin = {
+  name: 'inline-zod-compiler',
+  setup(build) {
+    build.onResolve({ filter: /^zod\/v4\/core$/ }, ({ path, importer }) =>
+      importer.endsWith('src/core/compiler.ts') ? undefined : { path, external: true },
+    );
+  },
+};
 
 export default defineConfig([
   {
@@ -18,6 +34,8 @@ export default defineConfig([
     target: 'es2023',
     platform: 'neutral',
     external,
+    noExternal: [/^zod\/v4\/core$/],
+    esbuildPlugins: [compilerInlined],
     sourcemap: false,
   },
   {
