@@ -4,7 +4,7 @@ import { checkRequestOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
 import { readBodyText } from './body';
 import { type Call, type Outcome, type Received, Unretried } from './call';
-import { type Endpoint, type EndpointInput, loadCompiler } from './endpoint';
+import { type Endpoint, type EndpointInput, loadParsers } from './endpoint';
 import {
   apiErrorClassFor,
   CrmAbortError,
@@ -59,7 +59,7 @@ export class Transport {
     this.#headers = { accept: 'application/json', ...withoutCredentials(options.headers) };
     // Errors are ignored here: a call that needs ky loads it again and reports the failure.
     this.#loadRetrier().catch(() => {});
-    if (options.validateResponses) loadCompiler();
+    if (options.validateResponses) loadParsers();
   }
 
   /** The base URL, for display. */

@@ -1,0 +1,29 @@
+// `npm run generate`: writes src/core/envelope-parsers.generated.ts (see scripts/envelope-parsers.ts).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+// The generator imports the endpoint table from src/ (TypeScript): esbuild makes it, with zod, one
+// module to run.
+const { outputFiles } = await build({
+  entryPoints: [new URL('./envelope-parsers.ts', import.meta.url).pathname],
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  write: false,
+  logLevel: 'warning',
+});
+const dir = mkdtempSync(join(tmpdir(), 'crm-generate-'));
+const generator = join(dir, 'generator.mjs');
+writeFileSync(generator, outputFiles[0].text);
+let envelopeParsersSource;
+try {
+  ({ envelopeParsersSource } = await import(pathToFileURL(generator).href));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+const target = new URL('../src/core/envelope-parsers.generated.ts', import.meta.url);
+writeFileSync(target, envelopeParsersSource());
+process.stdout.write(`wrote ${target.pathname}\n`);
