@@ -112,8 +112,9 @@ describe('the main entry', () => {
 describe('the built package', () => {
   test('never generates code at run time, so it runs under a CSP without unsafe-eval', async () => {
     const { readFile, readdir } = await import('node:fs/promises');
-    for (const dir of ['../dist/', '../dist/node/']) {
-      const url = new URL(dir, import.meta.url);
+    const checked: string[] = [];
+    for (const dir of ['dist/', 'dist/node/']) {
+      const url = new URL(`../${dir}`, import.meta.url);
       for (const file of await readdir(url)) {
         if (!/\.c?js$/.test(file) || file === 'crm-fake.js') continue;
         const code = await readFile(new URL(file, url), 'utf8');
@@ -121,7 +122,18 @@ describe('the built package', () => {
           file,
           generatesCode: false,
         });
+        checked.push(`${dir}${file.replace(/-[\w]+\.js$/, '.js')}`);
       }
     }
+    // The entries and the response parsers' chunk, of both builds, were among the files read.
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/index.cjs',
+        'dist/envelope-parsers.generated.js',
+        'dist/node/index.js',
+        'dist/node/envelope-parsers.generated.js',
+      ]),
+    );
   });
 });

@@ -21,10 +21,11 @@ const MAX_HOPS = 20;
  * as a retry.
  */
 export async function followRedirects(first: Received, call: Call, signal: AbortSignal, send: Send): Promise<Received> {
-  const origin = new URL(call.href).origin;
+  // Set up at the first redirect: this runs for every attempt that failed, and most are not redirects.
+  let origin: string | undefined;
+  let init: RequestInit | undefined;
   let received = first;
   let href = call.href;
-  let init: RequestInit = { ...call.init, signal };
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     const { response } = received;
     if (response.type === 'opaqueredirect') {
@@ -35,8 +36,11 @@ export async function followRedirects(first: Received, call: Call, signal: Abort
     }
     const location = response.headers.get('location');
     const target = location !== null && FOLLOWED.has(response.status) ? urlOf(location, href) : undefined;
-    if (target?.origin !== origin) return received;
+    if (!target) return received;
+    origin ??= new URL(call.href).origin;
+    if (target.origin !== origin) return received;
     href = target.href;
+    init ??= { ...call.init, signal };
     if (becomesGet(response.status, init.method)) init = asGet(init);
     received = await send(href, init, call);
   }
