@@ -9,14 +9,25 @@ const HeaderValue = z
   .string()
   .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
 const Credential = HeaderValue.check(z.minLength(1));
-const Headers = z.record(
-  z.string().check(z.regex(/^[!#$%&'*+.^_`|~\w-]+$/, { error: 'Not a valid header name' })),
-  HeaderValue,
+const HeaderName = /^[!#$%&'*+.^_`|~\w-]+$/;
+// Values checked as the object's catchall, names by the check: z.record() would do both, and add
+// 0.5 KiB gzipped to every app's bundle.
+const Headers = z.catchall(z.object({}), HeaderValue).check(
+  z.superRefine((headers, ctx) => {
+    for (const name of Object.keys(headers)) {
+      if (!HeaderName.test(name))
+        ctx.addIssue({ code: 'custom', message: 'Not a valid header name', path: [name], input: name });
+    }
+  }),
 );
 const MAX_TIMER = 2_147_483_647;
 const Timeout = z.int().check(z.gte(1), z.lte(MAX_TIMER));
 const MaxRetries = z.int().check(z.gte(0), z.lte(10));
 const Prefetch = z.int().check(z.gte(0), z.lte(16));
+const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
+// The one URL check the SDK needs. zod's z.url() covers far more (hostname patterns,
+// normalisation) and adds 0.5 KiB gzipped to every app's bundle.
+const isHttpUrl = (value: string) => /^https?:\/\/[^/]/i.test(value) && URL.canParse(value);
 const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
 
 /** Options of `new CrmClient()`. Credentials fall back to `CRM_*` environment variables. */
@@ -79,8 +90,8 @@ export interface RequestOptions {
   totalTimeout?: number | undefined;
 }
 
-const ClientOptionsSchema = z.object({
-  baseUrl: z.url({ protocol: /^https?$/, error: 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)' }),
+export const ClientOptionsSchema = z.object({
+  baseUrl: z.string(BASE_URL).check(z.trim(), z.refine(isHttpUrl, BASE_URL)),
   apiKey: z.optional(Credential),
   tenantId: z.optional(Credential),
   adminToken: z.optional(Credential),
@@ -98,7 +109,7 @@ const ClientOptionsSchema = z.object({
 });
 
 // Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
-const RequestOptionsSchema = z.strictObject({
+export const RequestOptionsSchema = z.strictObject({
   signal: z.optional(
     z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
   ),

@@ -124,6 +124,9 @@ describe('options and environment variables', () => {
     ['not a URL', 'crm.example.com'],
     ['a non-http scheme', 'ftp://crm.example.com'],
     ['an empty string', ''],
+    ['a scheme without //', 'https:crm.example.com'],
+    ['a URL without a host', 'https:///integrations'],
+    ['a host with a space', 'https://crm example.com'],
   ])('throws CrmValidationError naming baseUrl when baseUrl is %s', (_, baseUrl) => {
     const error = thrown(() => new CrmClient({ baseUrl, apiKey: API_KEY, tenantId: TENANT }));
 

@@ -523,6 +523,13 @@ describe('baseUrl', () => {
     expect(only(seen).url.href).toBe(`${BASE_URL}/integrations/v1/opportunities/opp_1?tenantId=${TENANT}`);
   });
 
+  it('trims spaces and line breaks around baseUrl, as a value read from a file often has', async () => {
+    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
+    await makeClient({ baseUrl: ` ${BASE_URL}/\n` }).opportunities.get('opp_1');
+
+    expect(only(seen).url.href).toBe(`${BASE_URL}/integrations/v1/opportunities/opp_1?tenantId=${TENANT}`);
+  });
+
   it('keeps a path prefix with a trailing slash (https://crm.test/api/)', async () => {
     const seen = capture('get', '/api/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
     await makeClient({ baseUrl: 'https://crm.test/api/' }).opportunities.get('opp_1');

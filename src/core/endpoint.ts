@@ -55,10 +55,12 @@ export function defineEndpoint<
   TData extends Schema = Schema,
 >(row: EndpointRow<TQuery, TBody, TData>): Endpoint<TQuery, TBody, TData> {
   const ids = placeholdersOf(row.path);
+  // An absent part accepts only undefined: z.optional(z.never()) says so with schemas every app
+  // bundles anyway (strictObject rests on never), where z.undefined() would add its own.
   const input = z.strictObject({
-    path: ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : z.optional(z.undefined()),
-    query: row.query ?? z.optional(z.undefined()),
-    body: row.body ?? z.optional(z.undefined()),
+    path: ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : z.optional(z.never()),
+    query: row.query ?? z.optional(z.never()),
+    body: row.body ?? z.optional(z.never()),
   });
   const envelope = z.looseObject({
     success: z.literal(true),
