@@ -151,6 +151,15 @@ describe('options and environment variables', () => {
     expect(fields(error)).toEqual(['maxRetries']);
   });
 
+  it('throws CrmValidationError, not a TypeError, for an apiKey object whose length cannot be compared', () => {
+    const error = thrown(() => makeClient({ apiKey: { length: Object.create(null) } as unknown as string }));
+
+    expect(error).toBeInstanceOf(CrmValidationError);
+    expect((error as CrmValidationError).issues).toEqual([
+      { field: 'apiKey', path: ['apiKey'], message: 'Invalid input: expected string, received object' },
+    ]);
+  });
+
   it('names every invalid option in one error', () => {
     const error = thrown(() => new CrmClient({ baseUrl: 'nope', timeout: -5, maxRetries: -1 }));
 

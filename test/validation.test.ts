@@ -51,6 +51,30 @@ describe('refused before sending: opportunities', () => {
     expect(seen).toEqual([]);
   });
 
+  it('refuses objects with a length where strings belong, with one type issue each and no TypeError', async () => {
+    const client = crm();
+    // zod's length checks compare `length` even after the type check failed; one without a prototype cannot be compared.
+    const lengthy = { length: Object.create(null) };
+    const errors = [
+      await expectInvalid(client.opportunities.get(invalid<string>(lengthy)), ['id']),
+      await expectInvalid(
+        client.opportunities.create(invalid<OpportunityCreateInput>({ ...opportunity, name: lengthy })),
+        ['name'],
+      ),
+      await expectInvalid(
+        client.activities.create(invalid<ActivityCreateInput>({ ...activity, subject: lengthy, description: [1, 2] })),
+        ['subject', 'description'],
+      ),
+    ];
+    expect(errors.flatMap((error) => error.issues.map((issue) => issue.message))).toEqual([
+      'Invalid input: expected string, received object',
+      'Invalid input: expected string, received object',
+      'Invalid input: expected string, received object',
+      'Invalid input: expected string, received array',
+    ]);
+    expect(seen).toEqual([]);
+  });
+
   it('refuses an empty name and an empty accountId on create (min length 1)', async () => {
     const client = crm();
     await expectInvalid(client.opportunities.create({ name: '', accountId: '' }), ['name', 'accountId']);

@@ -3,7 +3,7 @@ import type * as core from 'zod/v4/core';
 // The units and format names of the issues the SDK's schemas can raise (a date-time check has
 // its own message). zod's English locale names every format it knows, for 1.1 KiB gzipped in
 // every app; this file costs half of that.
-const UNITS: Record<string, string> = { string: 'characters', array: 'items' };
+const UNITS: Record<string, string> = { string: 'characters' };
 const FORMATS: Record<string, string> = { email: 'email address' };
 
 /** A value as zod's English messages quote it. */

@@ -1,11 +1,12 @@
 import * as z from 'zod/mini';
+import { minLength } from './length';
 
 /**
  * A path id: non-empty, and never `.` or `..`, which URL parsing would resolve to another
  * endpoint. Everything else is legal, because it is percent-encoded as one segment.
  */
 export const PathId = z.string().check(
-  z.minLength(1),
+  minLength(1),
   z.refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' }),
   // encodeURIComponent throws on a lone UTF-16 surrogate: such a string names no record.
   z.refine((id) => !LONE_SURROGATE.test(id), { error: 'Must be well-formed Unicode (no lone surrogate)' }),

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { maxLength } from '../core/length';
 import { DateTimeInput, NonEmptyString, openEnum, opt } from './common';
 import { PageParams } from './pagination';
 
@@ -14,9 +15,9 @@ const ActivityCreateFields = z
     relatedToType: z.optional(z.enum(RELATED_TO_TYPES)),
     relatedToId: z.optional(NonEmptyString),
     type: z.enum(ACTIVITY_TYPES),
-    subject: z.string().check(z.minLength(1), z.maxLength(255)),
+    subject: NonEmptyString.check(maxLength(255)),
     ownerId: z.optional(NonEmptyString),
-    description: z.optional(z.string().check(z.maxLength(2000))),
+    description: z.optional(z.string().check(maxLength(2000))),
     activityDate: z.optional(DateTimeInput),
   })
   .check(

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import * as core from 'zod/v4/core';
+import { minLength } from '../core/length';
 
 /**
  * A date-time accepted in requests: a `Date` or an ISO 8601 string with a time zone
@@ -22,7 +23,7 @@ export const DateTimeInput = z.pipe(
 );
 
 /** A non-empty string, the spec's "min length 1". */
-export const NonEmptyString = z.string().check(z.minLength(1));
+export const NonEmptyString = z.string().check(minLength(1));
 
 /** Optional and nullable: the spec never says which response fields may be missing or null. */
 export const opt = z.nullish;
