@@ -20,6 +20,7 @@ import { Limiter } from './limiter';
 import { type CrmRequestLog, formatLogLine } from './log';
 import { redactError, redactHeaders, redactor } from './redact';
 import type { Retrier } from './retrier';
+import { Timeouts } from './timeouts';
 
 /** What one call brings back: the envelope's `data`, its `pagination` on lists, and the response. */
 export interface RawResult<T> {
@@ -50,6 +51,7 @@ export class Transport {
   readonly #limiter: Limiter | undefined;
   readonly #base: string;
   readonly #headers: Record<string, string>;
+  readonly #timeouts = new Timeouts();
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
@@ -140,7 +142,7 @@ export class Transport {
     user?.throwIfAborted();
     const limit = call.deadline === undefined ? call.timeout : Math.min(call.timeout, call.deadline - Date.now());
     const timer = new AbortController();
-    const timeout = setTimeout(() => timer.abort(), Math.max(0, limit));
+    const timeout = this.#timeouts.start(timer, Math.max(0, limit));
     let first: Outcome;
     try {
       const init = { ...call.init, signal: user ? AbortSignal.any([user, timer.signal]) : timer.signal };
@@ -156,7 +158,7 @@ export class Transport {
       if (user?.aborted || error instanceof CrmError) throw error;
       first = { error, timedOut: timer.signal.aborted };
     } finally {
-      clearTimeout(timeout);
+      this.#timeouts.end(timeout);
     }
     const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
     // Without ky, the first attempt's outcome is reported as it is, without retries.

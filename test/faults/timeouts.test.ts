@@ -111,3 +111,36 @@ test('a call stopped by totalTimeout says so in its message, not that one attemp
   const misleading = failures.map(({ error }) => (error as Error).message).filter((m) => !m.includes('totalTimeout'));
   expect(misleading).toEqual([]);
 });
+
+test('of calls sent at once, the unanswered ones fail with CrmTimeoutError and the answered ones return their data', async () => {
+  const answeredPath = '/integrations/v1/opportunities/opp_2';
+  fault().otherwise('GET', OPP_PATH, reply.hang());
+  fault().otherwise('GET', answeredPath, reply.ok({ ...OPPORTUNITY, id: 'opp_2' }));
+  const crm = await warmedUp(clientFor(fault(), { timeout: 200, maxRetries: 0 }));
+
+  const outcomes = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      crm.opportunities.get(i % 2 ? 'opp_2' : OPP_ID).then(
+        (data) => data.id,
+        (error: unknown) => (error instanceof CrmTimeoutError ? 'timed out' : error),
+      ),
+    ),
+  );
+
+  expect(outcomes).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 'opp_2' : 'timed out')));
+});
+
+test('a call sent while earlier calls of the client wait keeps its whole timeout', async () => {
+  const slowPath = '/integrations/v1/opportunities/opp_slow';
+  fault().otherwise('GET', OPP_PATH, reply.hang());
+  // Answered after the first call's deadline, but well within its own.
+  fault().otherwise('GET', slowPath, reply.ok({ ...OPPORTUNITY, id: 'opp_slow' }, { delayMs: 400 }));
+  const crm = await warmedUp(clientFor(fault(), { timeout: 600, maxRetries: 0 }));
+
+  const first = failure(crm.opportunities.get(OPP_ID));
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const later = await crm.opportunities.get('opp_slow');
+
+  expect(later.id).toBe('opp_slow');
+  expect((await first).error).toBeInstanceOf(CrmTimeoutError);
+});
