@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { parseContext } from '../../src/core/parse-context';
+import { endpoints } from '../../src/endpoints';
+
+/** Values a part may hold: valid-looking ids, dates, numbers, objects and anything else. */
+const value = fc.oneof(
+  fc.constantFrom(undefined, null, '', '.', '..', 'opp_1', 'a/b', '\ud800', 1, 0, -1, 200, 201, 1.5, true),
+  fc.constantFrom('2026-01-31T09:00:00Z', '2026-13-01', new Date('2026-01-31T09:00:00Z'), new Date(Number.NaN)),
+  fc.string({ maxLength: 4 }),
+  fc.anything({ maxDepth: 1 }),
+);
+
+/** Objects with the keys a schema knows, and sometimes one it does not. */
+const objectOf = (keys: readonly string[]) =>
+  fc.oneof(
+    fc.dictionary(fc.constantFrom(...keys, 'extra'), value, { maxKeys: keys.length + 1 }),
+    fc.constantFrom(undefined, null, 'x', []),
+  );
+
+const shapeKeys = (schema: unknown): string[] =>
+  Object.keys((schema as { _zod?: { def?: { shape?: object } } } | undefined)?._zod?.def?.shape ?? {});
+
+describe('a call input checked part by part is accepted exactly when the whole input schema accepts it', () => {
+  test.each(Object.keys(endpoints))('%s', (name) => {
+    const endpoint = endpoints[name as keyof typeof endpoints];
+    const ids = [...endpoint.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const input = fc.record(
+      {
+        path: objectOf(ids.length ? ids : ['id']),
+        query: objectOf(shapeKeys(endpoint.query)),
+        body: objectOf(shapeKeys(endpoint.body)),
+      },
+      { requiredKeys: [] },
+    );
+
+    fc.assert(
+      fc.property(input, (wrapper) => {
+        const fast = endpoint.parseInput(wrapper);
+        const whole = endpoint.input.safeParse(wrapper, parseContext);
+        expect(fast.success).toBe(whole.success);
+        if (fast.success && whole.success) expect(fast.data).toEqual(whole.data);
+        else expect(fast.error?.issues).toEqual(whole.error?.issues);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test('a body comes out as its schema writes it: a Date becomes its ISO string', () => {
+    const wrapper = { body: { name: 'Renewal', accountId: 'acc_1', expectedCloseDate: new Date(0) } };
+
+    const parsed = endpoints.createOpportunity.parseInput(wrapper);
+
+    expect(parsed.data).toEqual({
+      body: { name: 'Renewal', accountId: 'acc_1', expectedCloseDate: '1970-01-01T00:00:00.000Z' },
+    });
+    expect(parsed.data).toEqual(endpoints.createOpportunity.input.safeParse(wrapper).data);
+  });
+
+  test('the runs reach both outcomes for an endpoint with an id and a body', () => {
+    const endpoint = endpoints.updateOpportunity;
+    expect(endpoint.parseInput({ path: { id: 'opp_1' }, body: { stage: 'won' } }).success).toBe(true);
+    expect(endpoint.parseInput({ path: { id: '..' }, body: { stage: 'won' } }).success).toBe(false);
+  });
+});
