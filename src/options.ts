@@ -96,17 +96,17 @@ export const ClientOptionsSchema = z.object({
   apiKey: z.optional(Credential),
   tenantId: z.optional(Credential),
   adminToken: z.optional(Credential),
-  timeout: z._default(Timeout, 30_000),
-  maxRetries: z._default(MaxRetries, 2),
+  timeout: z.optional(Timeout),
+  maxRetries: z.optional(MaxRetries),
   fetch: z.optional(fn<typeof globalThis.fetch>()),
-  headers: z._default(Headers, {}),
+  headers: z.optional(Headers),
   totalTimeout: z.optional(Timeout),
-  maxRetryAfter: z._default(z.int().check(z.gte(0), z.lte(MAX_TIMER)), 60_000),
+  maxRetryAfter: z.optional(z.int().check(z.gte(0), z.lte(MAX_TIMER))),
   maxConcurrency: z.optional(z.int().check(z.gte(1))),
-  maxResponseBytes: z._default(z.int().check(z.gte(1)), 10 * 1024 * 1024),
+  maxResponseBytes: z.optional(z.int().check(z.gte(1))),
   logger: z.optional(fn<CrmLogger>()),
-  prefetch: z._default(Prefetch, 0),
-  validateResponses: z._default(z.boolean(), true),
+  prefetch: z.optional(Prefetch),
+  validateResponses: z.optional(z.boolean()),
 });
 
 // Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
@@ -126,8 +126,23 @@ export const RequestOptionsSchema = z.strictObject({
 const PrefetchOption = z.object({ prefetch: Prefetch });
 const TenantOption = z.object({ tenantId: Credential });
 
+/**
+ * The defaults, applied after the check. Written here rather than with z._default(), which adds
+ * 0.2 KiB gzipped to every app's bundle for what these lines say.
+ */
+const withDefaults = (options: z.output<typeof ClientOptionsSchema>) => ({
+  ...options,
+  timeout: options.timeout ?? 30_000,
+  maxRetries: options.maxRetries ?? 2,
+  headers: options.headers ?? {},
+  maxRetryAfter: options.maxRetryAfter ?? 60_000,
+  maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
+  prefetch: options.prefetch ?? 0,
+  validateResponses: options.validateResponses ?? true,
+});
+
 /** Client options with every default applied and every value checked. */
-export type ResolvedOptions = z.output<typeof ClientOptionsSchema>;
+export type ResolvedOptions = ReturnType<typeof withDefaults>;
 
 const env = (): Record<string, string | undefined> =>
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
@@ -146,7 +161,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     parseContext,
   );
   if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid CrmClient options');
-  return result.data;
+  return withDefaults(result.data);
 }
 
 /** Checks per-call options; only called when a call passes some. */

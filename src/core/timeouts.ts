@@ -1,11 +1,10 @@
 /** Calls that started together with the same timeout, under one timer. */
 export interface TimeoutBatch {
   readonly ms: number;
-  controllers: AbortController[];
+  readonly controllers: AbortController[];
   /** Calls of the batch not yet over. */
   pending: number;
-  /** Undefined once the batch has fired or every call in it is over. */
-  timer: ReturnType<typeof setTimeout> | undefined;
+  readonly timer: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -26,39 +25,28 @@ export class Timeouts {
 
   /** Aborts `controller` after `ms`, unless `end()` is called for it first. */
   start(controller: AbortController, ms: number): TimeoutBatch {
-    let batch = this.#open;
-    if (batch?.ms === ms) {
-      batch.controllers.push(controller);
-      batch.pending += 1;
-      return batch;
+    const open = this.#open;
+    if (open?.ms === ms) {
+      open.controllers.push(controller);
+      open.pending += 1;
+      return open;
     }
-    const opened: TimeoutBatch = { ms, controllers: [controller], pending: 1, timer: undefined };
-    opened.timer = setTimeout(() => this.#fire(opened), ms);
+    const controllers = [controller];
+    // Calls of the batch that are over are aborted too, which does nothing to them.
+    const timer = setTimeout(() => {
+      for (const each of controllers) each.abort();
+    }, ms);
     // Joinable for the rest of this turn only: a call in a later turn has a later deadline.
-    if (!batch) queueMicrotask(this.#close);
-    this.#open = batch = opened;
-    return batch;
+    if (!open) queueMicrotask(this.#close);
+    this.#open = { ms, controllers, pending: 1, timer };
+    return this.#open;
   }
 
   /** Stops the timeout of one call of `batch`: the call is over. */
   end(batch: TimeoutBatch): void {
     batch.pending -= 1;
-    if (batch.pending > 0 || batch.timer === undefined) return;
+    if (batch.pending > 0) return;
     clearTimeout(batch.timer);
-    this.#retire(batch);
-  }
-
-  #fire(batch: TimeoutBatch): void {
-    const { controllers } = batch;
-    this.#retire(batch);
-    // Calls of the batch that are over are aborted too, which does nothing to them.
-    for (const controller of controllers) controller.abort();
-  }
-
-  #retire(batch: TimeoutBatch): void {
-    batch.timer = undefined;
-    // Let go of the controllers (and through them each call's request) as soon as they are done.
-    batch.controllers = [];
     if (this.#open === batch) this.#open = undefined;
   }
 }
