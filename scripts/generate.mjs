@@ -1,4 +1,4 @@
-// `npm run generate`: writes src/core/envelope-parsers.generated.ts (see scripts/envelope-parsers.ts).
+// `npm run generate`: writes src/core/envelope-validators.generated.ts (see scripts/envelope-validators.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 // The generator imports the endpoint table from src/ (TypeScript): esbuild makes it, with zod, one
 // module to run.
 const { outputFiles } = await build({
-  entryPoints: [new URL('./envelope-parsers.ts', import.meta.url).pathname],
+  entryPoints: [new URL('./envelope-validators.ts', import.meta.url).pathname],
   bundle: true,
   format: 'esm',
   platform: 'node',
@@ -18,12 +18,12 @@ const { outputFiles } = await build({
 const dir = mkdtempSync(join(tmpdir(), 'crm-generate-'));
 const generator = join(dir, 'generator.mjs');
 writeFileSync(generator, outputFiles[0].text);
-let envelopeParsersSource;
+let envelopeValidatorsSource;
 try {
-  ({ envelopeParsersSource } = await import(pathToFileURL(generator).href));
+  ({ envelopeValidatorsSource } = await import(pathToFileURL(generator).href));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const target = new URL('../src/core/envelope-parsers.generated.ts', import.meta.url);
-writeFileSync(target, envelopeParsersSource());
+const target = new URL('../src/core/envelope-validators.generated.ts', import.meta.url);
+writeFileSync(target, envelopeValidatorsSource());
 process.stdout.write(`wrote ${target.pathname}\n`);

@@ -125,14 +125,14 @@ describe('the built package', () => {
         checked.push(`${dir}${file.replace(/-[\w]+\.js$/, '.js')}`);
       }
     }
-    // The entries and the response parsers' chunk, of both builds, were among the files read.
+    // The entries and the response validators' chunk, of both builds, were among the files read.
     expect(checked).toEqual(
       expect.arrayContaining([
         'dist/index.js',
         'dist/index.cjs',
-        'dist/envelope-parsers.generated.js',
+        'dist/envelope-validators.generated.js',
         'dist/node/index.js',
-        'dist/node/envelope-parsers.generated.js',
+        'dist/node/envelope-validators.generated.js',
       ]),
     );
   });

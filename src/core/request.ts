@@ -4,7 +4,7 @@ import { checkRequestOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
 import { readBodyText } from './body';
 import { type Call, type Outcome, type Received, Unretried } from './call';
-import { type Endpoint, type EndpointInput, loadParsers } from './endpoint';
+import { type Endpoint, type EndpointInput, loadValidators } from './endpoint';
 import {
   apiErrorClassFor,
   CrmAbortError,
@@ -61,7 +61,7 @@ export class Transport {
     this.#headers = { accept: 'application/json', ...withoutCredentials(options.headers) };
     // Errors are ignored here: a call that needs ky loads it again and reports the failure.
     this.#loadRetrier().catch(() => {});
-    if (options.validateResponses) loadParsers();
+    if (options.validateResponses) loadValidators();
   }
 
   /** The base URL, for display. */
@@ -211,17 +211,13 @@ export class Transport {
 
   #credentials(endpoint: Endpoint, tenantId: string | undefined): Record<string, string> {
     const { apiKey, adminToken } = this.#options;
-    const headers: Record<string, string> = {};
     if (endpoint.auth === 'admin') {
       if (!adminToken) throw missing('adminToken', 'CRM_ADMIN_TOKEN');
-      headers.authorization = `Bearer ${adminToken}`;
-      return headers;
+      return { authorization: `Bearer ${adminToken}` };
     }
     if (!apiKey) throw missing('apiKey', 'CRM_API_KEY');
     if (!tenantId) throw missing('tenantId', 'CRM_TENANT_ID');
-    headers['x-api-key'] = apiKey;
-    headers['x-tenant-id'] = tenantId;
-    return headers;
+    return { 'x-api-key': apiKey, 'x-tenant-id': tenantId };
   }
 
   #unwrap<E extends Endpoint>(

@@ -1,0 +1,160 @@
+/**
+ * Writes, ahead of time, a validator for every endpoint's response envelope, from the endpoint
+ * table's zod schemas.
+ *
+ * A validator answers whether zod would accept a body, and nothing else: it checks the parsed JSON
+ * where it lies, so a page of 200 records costs no copy. Every response schema is open (loose
+ * objects, nullable fields, no transforms), so what zod would return is equal to the body itself.
+ * zod's own compiler, used before, builds a copy of every record and a closure for every optional
+ * field, which was most of the garbage a validated call made. Where a validator says no, zod's
+ * interpreter parses the body, for its issues.
+ *
+ * Only the kinds of schema that responses use are written; any other kind (a strict object, a
+ * transform, a check) stops the generator, so a schema change cannot make a validator lenient.
+ *
+ * Run by `npm run generate`; `test/envelope-validators.test.ts` fails when the file is stale, and
+ * holds every validator to zod's verdict.
+ */
+import { endpoints } from '../src/endpoints';
+
+interface Def {
+  readonly type: string;
+  readonly shape?: Record<string, Schema>;
+  readonly catchall?: Schema;
+  readonly element?: Schema;
+  readonly innerType?: Schema;
+  readonly values?: readonly unknown[];
+  readonly entries?: Record<string, unknown>;
+  readonly checks?: readonly unknown[];
+}
+interface Schema {
+  readonly _zod: { readonly def: Def };
+}
+
+const defOf = (schema: Schema): Def => schema._zod.def;
+
+/** One allowed value as source: the literals and enums of responses are strings, numbers, booleans. */
+function literal(value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))
+    return JSON.stringify(value);
+  throw new Error(`A response literal cannot be written as source: ${String(value)}`);
+}
+
+/** An expression true when `v` is refused, for schemas that need no statements; else undefined. */
+function refused(schema: Schema, v: string): string | undefined {
+  const def = defOf(schema);
+  if (def.checks?.length) throw new Error(`A response ${def.type} has checks: the validator does not write them`);
+  switch (def.type) {
+    case 'string':
+    case 'boolean':
+      return `typeof ${v} !== "${def.type}"`;
+    case 'number':
+      // zod's number: finite, so NaN and Infinity are refused.
+      return `typeof ${v} !== "number" || !Number.isFinite(${v})`;
+    case 'literal':
+      return (def.values ?? []).map((value) => `${v} !== ${literal(value)}`).join(' && ');
+    case 'enum':
+      return Object.values(def.entries ?? {})
+        .map((value) => `${v} !== ${literal(value)}`)
+        .join(' && ');
+    case 'unknown':
+    case 'any':
+      return 'false';
+    case 'optional':
+    case 'nullable': {
+      const inner = refused(def.innerType as Schema, v);
+      if (inner === undefined) return undefined;
+      return `${v} !== ${def.type === 'optional' ? 'undefined' : 'null'} && (${inner})`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Writes the statements that return false when `v` is refused. */
+class Writer {
+  readonly lines: string[] = [];
+  #names = 0;
+
+  name(prefix: string): string {
+    const name = `${prefix}${this.#names}`;
+    this.#names += 1;
+    return name;
+  }
+
+  check(schema: Schema, v: string, depth: number): void {
+    const pad = '  '.repeat(depth);
+    const simple = refused(schema, v);
+    if (simple !== undefined) {
+      if (simple !== 'false') this.lines.push(`${pad}if (${simple}) return false;`);
+      return;
+    }
+    const def = defOf(schema);
+    switch (def.type) {
+      case 'optional':
+      case 'nullable':
+        this.lines.push(`${pad}if (${v} !== ${def.type === 'optional' ? 'undefined' : 'null'}) {`);
+        this.check(def.innerType as Schema, v, depth + 1);
+        this.lines.push(`${pad}}`);
+        return;
+      case 'object': {
+        // A loose object keeps every key, so the body is what zod would return. A stripping or
+        // strict object would not be: refuse to write it rather than validate it wrongly.
+        if (def.catchall === undefined || defOf(def.catchall).type !== 'unknown') {
+          throw new Error('A response object is not loose: the validator writes only z.looseObject()');
+        }
+        this.lines.push(`${pad}if (typeof ${v} !== "object" || ${v} === null || Array.isArray(${v})) return false;`);
+        for (const [key, child] of Object.entries(def.shape ?? {})) {
+          const field = this.name('v');
+          this.lines.push(`${pad}const ${field} = ${v}[${JSON.stringify(key)}];`);
+          this.check(child, field, depth);
+        }
+        return;
+      }
+      case 'array': {
+        const index = this.name('i');
+        const item = this.name('v');
+        this.lines.push(`${pad}if (!Array.isArray(${v})) return false;`);
+        this.lines.push(`${pad}for (let ${index} = 0; ${index} < ${v}.length; ${index}++) {`);
+        this.lines.push(`${pad}  const ${item} = ${v}[${index}];`);
+        this.check(def.element as Schema, item, depth + 1);
+        this.lines.push(`${pad}}`);
+        return;
+      }
+      default:
+        throw new Error(`A response schema of type ${def.type}: the validator does not write it`);
+    }
+  }
+}
+
+/** A validator's source: a function of the body, true when zod would accept it. */
+export function validatorSource(schema: object): string {
+  const writer = new Writer();
+  writer.check(schema as Schema, 'input', 1);
+  return ['(input) => {', ...writer.lines, '  return true;', '}'].join('\n');
+}
+
+/** The source of src/core/envelope-validators.generated.ts. */
+export function envelopeValidatorsSource(): string {
+  const validators: string[] = [];
+  const entries: string[] = [];
+  for (const endpoint of Object.values(endpoints)) {
+    const source = validatorSource(endpoint.envelope);
+    // Endpoints that answer the same envelope share one validator.
+    let index = validators.indexOf(source);
+    if (index < 0) index = validators.push(source) - 1;
+    entries.push(`  ${JSON.stringify(`${endpoint.method} ${endpoint.path}`)}: validator${index},`);
+  }
+  return [
+    '// Generated by `npm run generate` (scripts/envelope-validators.ts) from the zod schemas of the',
+    '// endpoint table. Do not edit.',
+    '// @ts-nocheck',
+    '',
+    ...validators.map((source, i) => `const validator${i} = ${source};\n`),
+    '/** Whether zod would accept a response body, by `METHOD path`: the body is then what zod returns. */',
+    'export const envelopeValidators: Readonly<Record<string, (input: unknown) => boolean>> = {',
+    ...entries,
+    '};',
+    '',
+  ].join('\n');
+}
