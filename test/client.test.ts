@@ -316,6 +316,36 @@ describe('custom fetch', () => {
 });
 
 describe('headers', () => {
+  it('sends each call the credentials of its own tenant when calls of two tenants run interleaved', async () => {
+    const seen = capture('get', OPPORTUNITY, ok(opportunity));
+    const crm = makeClient();
+    const other = crm.withTenant('tenant_2');
+
+    await Promise.all([crm, other, crm, other, crm].map((client) => client.opportunities.get('opp_1')));
+
+    const sent = seen.map((r) => [r.headers.get('x-tenant-id'), r.url.searchParams.get('tenantId')]);
+    expect(sent.filter(([header, query]) => header !== query)).toEqual([]);
+    expect(sent.map(([header]) => header).sort()).toEqual([TENANT, TENANT, TENANT, 'tenant_2', 'tenant_2']);
+  });
+
+  it('sends a GET after a create without the create’s content-type, and an admin call without x-api-key', async () => {
+    const gets = capture('get', OPPORTUNITY, ok(opportunity));
+    capture('post', OPPORTUNITIES, ok(opportunity));
+    const admin = capture('get', KEY_STATUS, ok({ active: true }));
+    const crm = makeClient();
+
+    await crm.opportunities.get('opp_1');
+    await crm.opportunities.create({ name: 'Renewal 2027', accountId: 'acc_1' });
+    await crm.opportunities.get('opp_1');
+    await crm.apiKey.status();
+    await crm.opportunities.get('opp_1');
+
+    expect(gets.map((r) => r.headers.get('content-type'))).toEqual([null, null, null]);
+    expect(gets.map((r) => r.headers.has('authorization'))).toEqual([false, false, false]);
+    expect(admin[0]?.headers.has('x-api-key')).toBe(false);
+    expect(admin[0]?.headers.has('x-tenant-id')).toBe(false);
+  });
+
   it('sends the client headers and the per-call headers', async () => {
     const seen = capture('get', OPPORTUNITY, ok(opportunity));
     const crm = makeClient({ headers: { 'x-app': 'sync-job', 'user-agent-extra': 'etl/1.0' } });

@@ -115,7 +115,6 @@ describe('validation messages', () => {
     expect([...seen].sort()).toEqual(
       expect.arrayContaining([
         'custom',
-        'format email',
         'format regex',
         'invalid_format',
         'invalid_type',

@@ -1,4 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
+import * as z from 'zod/mini';
+import { parseContext } from '../src/core/parse-context';
 import {
   type AccountCreateInput,
   type AccountUpdateInput,
@@ -12,6 +15,7 @@ import {
   type OpportunityUpdateInput,
   type RequestOptions,
 } from '../src/index';
+import { ContactInputSchema } from '../src/schemas/contact';
 import { BASE_URL, type Captured, capture, captureAll, makeClient, ok } from './support/capture';
 
 /** Builds an input the types would refuse, to check that the runtime refuses it too. */
@@ -402,6 +406,23 @@ describe('refused before sending: contacts', () => {
     const client = crm();
     await expectInvalid(client.contacts.create({ email }), ['email']);
     expect(seen).toEqual([]);
+  });
+
+  it('accepts exactly the emails that zod’s z.email() accepts, with its message', () => {
+    const email = fc.oneof(
+      fc.emailAddress(),
+      fc.string({ unit: fc.constantFrom('a', 'Z', '0', '.', '@', '-', '_', '+', "'", ' ', 'é'), maxLength: 16 }),
+      fc.constantFrom('ada@example.com', 'a.b@c.io', '.a@b.io', 'a..b@c.io', 'a@b.c', 'a@b', 'a@-b.io'),
+    );
+    fc.assert(
+      fc.property(email, (value) => {
+        const ours = ContactInputSchema.safeParse({ email: value }, parseContext);
+        const zods = z.email().safeParse(value, { error: z.locales.en().localeError });
+        expect(ours.success).toBe(zods.success);
+        expect(ours.error?.issues.map((issue) => issue.message)).toEqual(zods.error?.issues.map((i) => i.message));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('refuses a contact status outside active and inactive, and a non-boolean isPrimary', async () => {

@@ -3,7 +3,7 @@ import type { RequestOptions } from '../options';
 /** A call, fully built: every attempt sends exactly this. */
 export interface Call {
   readonly href: string;
-  readonly init: { method: string; headers: Record<string, string>; redirect: 'manual'; body?: string };
+  readonly init: { method: string; headers: Readonly<Record<string, string>>; redirect: 'manual'; body?: string };
   readonly where: string;
   readonly options: RequestOptions | undefined;
   readonly timeout: number;

@@ -68,7 +68,7 @@ export function defineEndpoint<
     data: row.list ? z.array(row.data) : row.data,
     ...(row.list ? { pagination: PaginationSchema } : {}),
   });
-  const parseParts = partsParser(parts);
+  const parseParts = partsParser(parts.path, row.query, row.body);
   return {
     ...row,
     input: input as unknown as Endpoint<TQuery, TBody, TData>['input'],
@@ -83,22 +83,29 @@ export function defineEndpoint<
 }
 
 /**
- * A call's input, part by part, each by the schema the whole `input` schema gives it; undefined
- * when any part fails, and the whole schema then names every offending field at once. Every call
- * passes here: through the wrapper, zod's interpreter allocated about 1 KB per call to check one
- * id. The wrapper itself is built by the resources, always of these three parts.
+ * A call's input, part by part, each by the schema the whole `input` schema gives it. Undefined
+ * when any part fails: the whole schema then names every offending field at once. Every call
+ * passes here, and through the wrapper zod's interpreter allocated about 1 KB per call to check
+ * one id. The resources build the wrapper, always of these three parts.
  */
-function partsParser(parts: Record<'path' | 'query' | 'body', Schema>) {
+function partsParser(path: Schema, query: Schema | undefined, body: Schema | undefined) {
   return (value: unknown): SafeParseResult | undefined => {
-    const { path, query, body } = value as Record<'path' | 'query' | 'body', unknown>;
-    const p = parts.path.safeParse(path);
-    const q = parts.query.safeParse(query);
-    const b = parts.body.safeParse(body);
-    if (p.success && q.success && b.success)
-      return { success: true, data: { path: p.data, query: q.data, body: b.data } };
-    return undefined;
+    const parts = value as Record<'path' | 'query' | 'body', unknown>;
+    const p = path.safeParse(parts.path);
+    const q = partOf(query, parts.query);
+    const b = partOf(body, parts.body);
+    if (!p.success || !q?.success || !b?.success) return undefined;
+    // A path comes out as it went in, so a call with nothing else to check keeps its own object.
+    if (q === ABSENT && b === ABSENT) return { success: true, data: value };
+    return { success: true, data: { path: p.data, query: q.data, body: b.data } };
   };
 }
+
+const ABSENT = { success: true, data: undefined } as const;
+
+/** A part by its schema; an endpoint without one takes nothing there. */
+const partOf = (schema: Schema | undefined, value: unknown) =>
+  schema ? schema.safeParse(value) : value === undefined ? ABSENT : undefined;
 
 type Validators = Readonly<Record<string, (value: unknown) => boolean>>;
 let validators: Validators | undefined;

@@ -1,10 +1,9 @@
 import type * as core from 'zod/v4/core';
 
-// The units and format names of the issues the SDK's schemas can raise (a date-time check has
-// its own message). zod's English locale names every format it knows, for 1.1 KiB gzipped in
-// every app; this file costs half of that.
+// The units of the issues the SDK's schemas can raise. Their only formats are patterns (the
+// date-time and email checks have messages of their own). zod's English locale names every unit
+// and format it knows, for 1.1 KiB gzipped in every app; this file costs half of that.
 const UNITS: Record<string, string> = { string: 'characters' };
-const FORMATS: Record<string, string> = { email: 'email address' };
 
 /** A value as zod's English messages quote it. */
 const quote = (value: unknown) =>
@@ -43,7 +42,7 @@ function messageOf(issue: core.$ZodRawIssue): string {
     case 'invalid_format':
       return issue.format === 'regex'
         ? `Invalid string: must match pattern ${issue.pattern}`
-        : `Invalid ${FORMATS[issue.format] ?? issue.format}`;
+        : `Invalid ${issue.format}`;
     case 'unrecognized_keys':
       return `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map(quote).join(', ')}`;
     default:

@@ -16,7 +16,7 @@ import {
   serverMessageOf,
 } from './errors';
 import { issuesOf } from './issues';
-import { Limiter } from './limiter';
+import type { Limiter } from './limiter';
 import { type CrmRequestLog, formatLogLine } from './log';
 import { redactError, redactHeaders, redactor } from './redact';
 import type { Retrier } from './retrier';
@@ -48,15 +48,17 @@ export class Transport {
   #retrierLoad: Promise<Retrier> | undefined;
   readonly #options: ResolvedOptions;
   readonly #redact: <T>(value: T) => T;
-  readonly #limiter: Limiter | undefined;
+  #limiter: Promise<Limiter> | undefined;
   readonly #base: string;
   readonly #headers: Record<string, string>;
   readonly #timeouts = new Timeouts();
+  #lastHeaders: { auth: Endpoint['auth']; tenantId: string | undefined; headers: Record<string, string> } | undefined;
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#redact = redactor([options.apiKey, options.adminToken]);
-    this.#limiter = options.maxConcurrency ? new Limiter(options.maxConcurrency) : undefined;
+    // Loaded on demand, like ky: only clients with maxConcurrency need it.
+    if (options.maxConcurrency) this.#loadLimiter(options.maxConcurrency).catch(() => {});
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#headers = { accept: 'application/json', ...withoutCredentials(options.headers) };
     // Errors are ignored here: a call that needs ky loads it again and reports the failure.
@@ -75,7 +77,7 @@ export class Transport {
     tenantId: string | undefined,
     options: RequestOptions | undefined,
   ): Promise<RawResult<z.output<E['data']>>> {
-    const credentials = this.#credentials(endpoint, tenantId);
+    const shared = this.#headersFor(endpoint, tenantId);
     if (options) checkRequestOptions(options);
     const parsed = endpoint.parseInput(input);
     if (!parsed.success) throw new CrmValidationError(issuesOf(parsed.error, 1));
@@ -83,15 +85,14 @@ export class Transport {
 
     const url = path ? endpoint.fill(path) : endpoint.path;
     const where = `${endpoint.method} /${url}`;
-    const headers = options?.headers
-      ? { ...this.#headers, ...withoutCredentials(options.headers), ...credentials }
-      : { ...this.#headers, ...credentials };
+    const payload = endpoint.tenantIn === 'body' ? { tenantId, ...(body as object) } : body;
+    // Per-call headers cannot replace credentials: they are stripped of them.
+    const headers = options?.headers ? { ...shared, ...withoutCredentials(options.headers) } : shared;
     // Redirects are followed only within the origin (see redirects.ts), so no credential leaves it.
     const init: Call['init'] = { method: endpoint.method, headers, redirect: 'manual' };
-    const payload = endpoint.tenantIn === 'body' ? { tenantId, ...(body as object) } : body;
     if (payload !== undefined) {
       init.body = JSON.stringify(payload);
-      headers['content-type'] = 'application/json';
+      init.headers = { ...headers, 'content-type': 'application/json' };
     }
     const started = Date.now();
     const total = options?.totalTimeout ?? this.#options.totalTimeout;
@@ -106,13 +107,29 @@ export class Transport {
       attempts: this.#options.logger ? { count: 0 } : undefined,
     };
     try {
-      const { response, text } = await (this.#limiter
-        ? this.#limiter.run(() => this.#run(call), options?.signal, where, call.deadline)
-        : this.#run(call));
+      const { response, text } = await (this.#options.maxConcurrency ? this.#limited(call) : this.#run(call));
       return this.#unwrap(endpoint, where, text, response);
     } catch (error) {
       throw this.#toCrmError(error, where, options, started);
     }
+  }
+
+  /** The call, in one of the maxConcurrency slots shared by this client and its withTenant() clients. */
+  async #limited(call: Call): Promise<Received> {
+    const limiter = await this.#loadLimiter(this.#options.maxConcurrency ?? 1);
+    return limiter.run(() => this.#run(call), call.options?.signal, call.where, call.deadline);
+  }
+
+  #loadLimiter(max: number): Promise<Limiter> {
+    this.#limiter ??= import('./limiter').then(
+      ({ Limiter }) => new Limiter(max),
+      (error: unknown) => {
+        // A chunk that failed to load is tried again by the next call, which fails meanwhile.
+        this.#limiter = undefined;
+        throw error;
+      },
+    );
+    return this.#limiter;
   }
 
   #loadRetrier(): Promise<Retrier> {
@@ -209,6 +226,19 @@ export class Transport {
     }
   }
 
+  /**
+   * The client's headers and the call's credentials. Most calls have the same ones as the call
+   * before (one tenant, no per-call headers, no body): they share one object, never changed,
+   * instead of building it again.
+   */
+  #headersFor(endpoint: Endpoint, tenantId: string | undefined): Readonly<Record<string, string>> {
+    const last = this.#lastHeaders;
+    if (last?.auth === endpoint.auth && last.tenantId === tenantId) return last.headers;
+    const headers = { ...this.#headers, ...this.#credentials(endpoint, tenantId) };
+    this.#lastHeaders = { auth: endpoint.auth, tenantId, headers };
+    return headers;
+  }
+
   #credentials(endpoint: Endpoint, tenantId: string | undefined): Record<string, string> {
     const { apiKey, adminToken } = this.#options;
     if (endpoint.auth === 'admin') {
@@ -226,8 +256,6 @@ export class Transport {
     text: string,
     response: Response,
   ): RawResult<z.output<E['data']>> {
-    // Only failures need the masked copy of the headers: building it on every success would cost more than parsing.
-    const facts = () => ({ status: response.status, headers: this.#safeHeaders(response.headers) });
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -235,7 +263,7 @@ export class Transport {
       const type = response.headers.get('content-type') ?? 'no content type';
       throw new CrmResponseValidationError(
         `Expected a JSON envelope from ${where}, got ${type}: ${this.#redact(text.slice(0, 200))}`,
-        { ...facts(), body: this.#redact(text) },
+        { ...this.#facts(response), body: this.#redact(text) },
         [{ field: '', path: [], message: `Not JSON (${type})` }],
       );
     }
@@ -255,7 +283,7 @@ export class Transport {
       const issues = issuesOf(result.error);
       throw new CrmResponseValidationError(
         `Unexpected response from ${where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
-        { ...facts(), body: this.#redact(json) },
+        { ...this.#facts(response), body: this.#redact(json) },
         issues,
       );
     }
@@ -293,6 +321,11 @@ export class Transport {
       body: safeBody,
       headers: this.#safeHeaders(headers),
     });
+  }
+
+  /** The facts of an answer that failed the call; only failures mask a copy of its headers. */
+  #facts(response: Response) {
+    return { status: response.status, headers: this.#safeHeaders(response.headers) };
   }
 
   #safeHeaders(headers: Headers): Headers {

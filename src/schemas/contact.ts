@@ -2,6 +2,17 @@ import * as z from 'zod/mini';
 import { openEnum, opt } from './common';
 import { PageParams } from './pagination';
 
+/**
+ * zod's own email pattern (`z.regexes.email`), as a regex check: z.email() brings zod's string
+ * format machinery, 0.1 KiB gzipped in every app's bundle, for the same test and message.
+ */
+const Email = z.string().check(
+  z.regex(
+    /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$/,
+    { error: 'Invalid email address' },
+  ),
+);
+
 /** Values of a contact's `status`. */
 export const CONTACT_STATUSES = ['active', 'inactive'] as const;
 
@@ -10,7 +21,7 @@ export const CONTACT_STATUSES = ['active', 'inactive'] as const;
  * required, so none is; `email` must be an email address when sent.
  */
 export const ContactInputSchema = z.strictObject({
-  email: z.optional(z.email()),
+  email: z.optional(Email),
   accountId: z.optional(z.string()),
   firstName: z.optional(z.string()),
   lastName: z.optional(z.string()),
