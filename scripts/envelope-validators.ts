@@ -71,10 +71,39 @@ function refused(schema: Schema, v: string): string | undefined {
   }
 }
 
-/** Writes the statements that return false when `v` is refused. */
-class Writer {
+/**
+ * The functions of the generated file. An object with fields gets a function of its own, written
+ * once: a record is checked by the same function in the envelope of a single record and in the
+ * envelope of a page.
+ */
+class Validators {
+  readonly sources: string[] = [];
+  readonly #byBody = new Map<string, string>();
+
+  /** The name of the function that checks `schema`, an object, written on first need. */
+  functionFor(schema: Schema): string {
+    const body = new Body(this);
+    body.object(schema, 'input', 1);
+    const text = body.lines.join('\n');
+    let name = this.#byBody.get(text);
+    if (name === undefined) {
+      name = `check${this.#byBody.size}`;
+      this.#byBody.set(text, name);
+      this.sources.push(`function ${name}(input) {\n${text}\n  return true;\n}\n`);
+    }
+    return name;
+  }
+}
+
+/** Writes the statements of one function that return false when `v` is refused. */
+class Body {
   readonly lines: string[] = [];
+  readonly #validators: Validators;
   #names = 0;
+
+  constructor(validators: Validators) {
+    this.#validators = validators;
+  }
 
   name(prefix: string): string {
     const name = `${prefix}${this.#names}`;
@@ -97,20 +126,10 @@ class Writer {
         this.check(def.innerType as Schema, v, depth + 1);
         this.lines.push(`${pad}}`);
         return;
-      case 'object': {
-        // A loose object keeps every key, so the body is what zod would return. A stripping or
-        // strict object would not be: refuse to write it rather than validate it wrongly.
-        if (def.catchall === undefined || defOf(def.catchall).type !== 'unknown') {
-          throw new Error('A response object is not loose: the validator writes only z.looseObject()');
-        }
-        this.lines.push(`${pad}if (typeof ${v} !== "object" || ${v} === null || Array.isArray(${v})) return false;`);
-        for (const [key, child] of Object.entries(def.shape ?? {})) {
-          const field = this.name('v');
-          this.lines.push(`${pad}const ${field} = ${v}[${JSON.stringify(key)}];`);
-          this.check(child, field, depth);
-        }
+      case 'object':
+        if (Object.keys(def.shape ?? {}).length === 0) this.object(schema, v, depth);
+        else this.lines.push(`${pad}if (!${this.#validators.functionFor(schema)}(${v})) return false;`);
         return;
-      }
       case 'array': {
         const index = this.name('i');
         const item = this.name('v');
@@ -125,32 +144,45 @@ class Writer {
         throw new Error(`A response schema of type ${def.type}: the validator does not write it`);
     }
   }
+
+  /** An object's own checks, in place. */
+  object(schema: Schema, v: string, depth: number): void {
+    const def = defOf(schema);
+    // A loose object keeps every key, so the body is what zod would return. A stripping or
+    // strict object would not be: refuse to write it rather than validate it wrongly.
+    if (def.type !== 'object' || def.catchall === undefined || defOf(def.catchall).type !== 'unknown') {
+      throw new Error('A response object is not loose: the validator writes only z.looseObject()');
+    }
+    const pad = '  '.repeat(depth);
+    this.lines.push(`${pad}if (typeof ${v} !== "object" || ${v} === null || Array.isArray(${v})) return false;`);
+    for (const [key, child] of Object.entries(def.shape ?? {})) {
+      const field = this.name('v');
+      this.lines.push(`${pad}const ${field} = ${v}[${JSON.stringify(key)}];`);
+      this.check(child, field, depth);
+    }
+  }
 }
 
-/** A validator's source: a function of the body, true when zod would accept it. */
+/** The functions that check `schema`, an object, as source: the last one checks it whole. */
 export function validatorSource(schema: object): string {
-  const writer = new Writer();
-  writer.check(schema as Schema, 'input', 1);
-  return ['(input) => {', ...writer.lines, '  return true;', '}'].join('\n');
+  const validators = new Validators();
+  validators.functionFor(schema as Schema);
+  return validators.sources.join('\n');
 }
 
 /** The source of src/core/envelope-validators.generated.ts. */
 export function envelopeValidatorsSource(): string {
-  const validators: string[] = [];
-  const entries: string[] = [];
-  for (const endpoint of Object.values(endpoints)) {
-    const source = validatorSource(endpoint.envelope);
-    // Endpoints that answer the same envelope share one validator.
-    let index = validators.indexOf(source);
-    if (index < 0) index = validators.push(source) - 1;
-    entries.push(`  ${JSON.stringify(`${endpoint.method} ${endpoint.path}`)}: validator${index},`);
-  }
+  const validators = new Validators();
+  const entries = Object.values(endpoints).map(
+    (endpoint) =>
+      `  ${JSON.stringify(`${endpoint.method} ${endpoint.path}`)}: ${validators.functionFor(endpoint.envelope as unknown as Schema)},`,
+  );
   return [
     '// Generated by `npm run generate` (scripts/envelope-validators.ts) from the zod schemas of the',
     '// endpoint table. Do not edit.',
     '// @ts-nocheck',
     '',
-    ...validators.map((source, i) => `const validator${i} = ${source};\n`),
+    ...validators.sources,
     '/** Whether zod would accept a response body, by `METHOD path`: the body is then what zod returns. */',
     'export const envelopeValidators: Readonly<Record<string, (input: unknown) => boolean>> = {',
     ...entries,

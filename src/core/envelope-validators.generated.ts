@@ -2,82 +2,131 @@
 // endpoint table. Do not edit.
 // @ts-nocheck
 
-const validator0 = (input) => {
+function check0(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
-  const v2 = v1["id"];
-  if (typeof v2 !== "string") return false;
-  const v3 = v1["name"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = v1["accountId"];
+  const v0 = input["id"];
+  if (typeof v0 !== "string") return false;
+  const v1 = input["name"];
+  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
+  const v2 = input["accountId"];
+  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
+  const v3 = input["probability"];
+  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "number" || !Number.isFinite(v3)))) return false;
+  const v4 = input["ownerId"];
   if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = v1["probability"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "number" || !Number.isFinite(v5)))) return false;
-  const v6 = v1["ownerId"];
+  const v5 = input["contactId"];
+  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
+  const v6 = input["pipelineId"];
   if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = v1["contactId"];
+  const v7 = input["pipelineStageId"];
   if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = v1["pipelineId"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = v1["pipelineStageId"];
+  const v8 = input["amount"];
+  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "number" || !Number.isFinite(v8)))) return false;
+  const v9 = input["expectedCloseDate"];
   if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = v1["amount"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "number" || !Number.isFinite(v10)))) return false;
-  const v11 = v1["expectedCloseDate"];
+  const v10 = input["contractStartDate"];
+  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
+  const v11 = input["closeDate"];
   if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = v1["contractStartDate"];
+  const v12 = input["source"];
   if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = v1["closeDate"];
+  const v13 = input["type"];
   if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-  const v14 = v1["source"];
+  const v14 = input["nextStep"];
   if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  const v15 = v1["type"];
+  const v15 = input["description"];
   if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
-  const v16 = v1["nextStep"];
-  if (v16 !== undefined && (v16 !== null && (typeof v16 !== "string"))) return false;
-  const v17 = v1["description"];
+  const v16 = input["isIntegration"];
+  if (v16 !== undefined && (v16 !== null && (typeof v16 !== "boolean"))) return false;
+  const v17 = input["account"];
   if (v17 !== undefined && (v17 !== null && (typeof v17 !== "string"))) return false;
-  const v18 = v1["isIntegration"];
-  if (v18 !== undefined && (v18 !== null && (typeof v18 !== "boolean"))) return false;
-  const v19 = v1["account"];
+  const v18 = input["contact"];
+  if (v18 !== undefined && (v18 !== null && (typeof v18 !== "string"))) return false;
+  const v19 = input["owner"];
   if (v19 !== undefined && (v19 !== null && (typeof v19 !== "string"))) return false;
-  const v20 = v1["contact"];
-  if (v20 !== undefined && (v20 !== null && (typeof v20 !== "string"))) return false;
-  const v21 = v1["owner"];
+  const v20 = input["activitiesCount"];
+  if (v20 !== undefined && (v20 !== null && (typeof v20 !== "number" || !Number.isFinite(v20)))) return false;
+  const v21 = input["lastActivityDate"];
   if (v21 !== undefined && (v21 !== null && (typeof v21 !== "string"))) return false;
-  const v22 = v1["activitiesCount"];
+  const v22 = input["dsa"];
   if (v22 !== undefined && (v22 !== null && (typeof v22 !== "number" || !Number.isFinite(v22)))) return false;
-  const v23 = v1["lastActivityDate"];
+  const v23 = input["createdAt"];
   if (v23 !== undefined && (v23 !== null && (typeof v23 !== "string"))) return false;
-  const v24 = v1["dsa"];
-  if (v24 !== undefined && (v24 !== null && (typeof v24 !== "number" || !Number.isFinite(v24)))) return false;
-  const v25 = v1["createdAt"];
-  if (v25 !== undefined && (v25 !== null && (typeof v25 !== "string"))) return false;
-  const v26 = v1["updatedAt"];
-  if (v26 !== undefined && (v26 !== null && (typeof v26 !== "string"))) return false;
-  const v27 = v1["primaryContact"];
-  if (v27 !== undefined) {
-    if (v27 !== null) {
-      if (typeof v27 !== "object" || v27 === null || Array.isArray(v27)) return false;
+  const v24 = input["updatedAt"];
+  if (v24 !== undefined && (v24 !== null && (typeof v24 !== "string"))) return false;
+  const v25 = input["primaryContact"];
+  if (v25 !== undefined) {
+    if (v25 !== null) {
+      if (typeof v25 !== "object" || v25 === null || Array.isArray(v25)) return false;
     }
   }
-  const v28 = v1["associatedContacts"];
-  if (v28 !== undefined) {
-    if (v28 !== null) {
-      if (!Array.isArray(v28)) return false;
-      for (let i29 = 0; i29 < v28.length; i29++) {
-        const v30 = v28[i29];
-        if (typeof v30 !== "object" || v30 === null || Array.isArray(v30)) return false;
+  const v26 = input["associatedContacts"];
+  if (v26 !== undefined) {
+    if (v26 !== null) {
+      if (!Array.isArray(v26)) return false;
+      for (let i27 = 0; i27 < v26.length; i27++) {
+        const v28 = v26[i27];
+        if (typeof v28 !== "object" || v28 === null || Array.isArray(v28)) return false;
       }
     }
   }
   return true;
-};
+}
 
-const validator1 = (input) => {
+function check1(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["success"];
+  if (v0 !== true) return false;
+  const v1 = input["data"];
+  if (!check0(v1)) return false;
+  return true;
+}
+
+function check2(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["id"];
+  if (typeof v0 !== "string") return false;
+  const v1 = input["tenantId"];
+  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
+  const v2 = input["relatedToType"];
+  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
+  const v3 = input["relatedToId"];
+  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
+  const v4 = input["ownerId"];
+  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
+  const v5 = input["type"];
+  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
+  const v6 = input["subject"];
+  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
+  const v7 = input["activityDate"];
+  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
+  const v8 = input["createdAt"];
+  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
+  const v9 = input["updatedAt"];
+  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
+  const v10 = input["ownerName"];
+  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
+  const v11 = input["description"];
+  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
+  const v12 = input["relatedEntityName"];
+  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
+  return true;
+}
+
+function check3(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["page"];
+  if (v0 !== undefined && (v0 !== null && (typeof v0 !== "number" || !Number.isFinite(v0)))) return false;
+  const v1 = input["limit"];
+  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "number" || !Number.isFinite(v1)))) return false;
+  const v2 = input["total"];
+  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "number" || !Number.isFinite(v2)))) return false;
+  const v3 = input["pages"];
+  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "number" || !Number.isFinite(v3)))) return false;
+  return true;
+}
+
+function check4(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
@@ -85,178 +134,128 @@ const validator1 = (input) => {
   if (!Array.isArray(v1)) return false;
   for (let i2 = 0; i2 < v1.length; i2++) {
     const v3 = v1[i2];
-    if (typeof v3 !== "object" || v3 === null || Array.isArray(v3)) return false;
-    const v4 = v3["id"];
-    if (typeof v4 !== "string") return false;
-    const v5 = v3["tenantId"];
-    if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-    const v6 = v3["relatedToType"];
-    if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-    const v7 = v3["relatedToId"];
-    if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-    const v8 = v3["ownerId"];
-    if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-    const v9 = v3["type"];
-    if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-    const v10 = v3["subject"];
-    if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-    const v11 = v3["activityDate"];
-    if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-    const v12 = v3["createdAt"];
-    if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-    const v13 = v3["updatedAt"];
-    if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-    const v14 = v3["ownerName"];
-    if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-    const v15 = v3["description"];
-    if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
-    const v16 = v3["relatedEntityName"];
-    if (v16 !== undefined && (v16 !== null && (typeof v16 !== "string"))) return false;
+    if (!check2(v3)) return false;
   }
-  const v17 = input["pagination"];
-  if (typeof v17 !== "object" || v17 === null || Array.isArray(v17)) return false;
-  const v18 = v17["page"];
-  if (v18 !== undefined && (v18 !== null && (typeof v18 !== "number" || !Number.isFinite(v18)))) return false;
-  const v19 = v17["limit"];
-  if (v19 !== undefined && (v19 !== null && (typeof v19 !== "number" || !Number.isFinite(v19)))) return false;
-  const v20 = v17["total"];
-  if (v20 !== undefined && (v20 !== null && (typeof v20 !== "number" || !Number.isFinite(v20)))) return false;
-  const v21 = v17["pages"];
-  if (v21 !== undefined && (v21 !== null && (typeof v21 !== "number" || !Number.isFinite(v21)))) return false;
+  const v4 = input["pagination"];
+  if (!check3(v4)) return false;
   return true;
-};
+}
 
-const validator2 = (input) => {
+function check5(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
-  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
-  const v2 = v1["id"];
-  if (typeof v2 !== "string") return false;
-  const v3 = v1["tenantId"];
+  if (!check2(v1)) return false;
+  return true;
+}
+
+function check6(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["id"];
+  if (typeof v0 !== "string") return false;
+  const v1 = input["name"];
+  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
+  const v2 = input["industry"];
+  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
+  const v3 = input["status"];
   if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = v1["relatedToType"];
+  const v4 = input["employees"];
   if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = v1["relatedToId"];
+  const v5 = input["website"];
   if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = v1["ownerId"];
+  const v6 = input["phone"];
   if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = v1["type"];
+  const v7 = input["email"];
   if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = v1["subject"];
+  const v8 = input["address"];
   if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = v1["activityDate"];
+  const v9 = input["city"];
   if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = v1["createdAt"];
+  const v10 = input["state"];
   if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = v1["updatedAt"];
+  const v11 = input["country"];
   if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = v1["ownerName"];
+  const v12 = input["postalCode"];
   if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = v1["description"];
-  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-  const v14 = v1["relatedEntityName"];
+  const v13 = input["annualRevenue"];
+  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "number" || !Number.isFinite(v13)))) return false;
+  const v14 = input["ownerId"];
   if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  return true;
-};
-
-const validator3 = (input) => {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
-  const v2 = v1["id"];
-  if (typeof v2 !== "string") return false;
-  const v3 = v1["name"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = v1["industry"];
-  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = v1["status"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = v1["employees"];
-  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = v1["website"];
-  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = v1["phone"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = v1["email"];
-  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = v1["address"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = v1["city"];
-  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = v1["state"];
-  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = v1["country"];
-  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-  const v14 = v1["postalCode"];
-  if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  const v15 = v1["annualRevenue"];
-  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "number" || !Number.isFinite(v15)))) return false;
-  const v16 = v1["ownerId"];
+  const v15 = input["owner_name"];
+  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
+  const v16 = input["createdAt"];
   if (v16 !== undefined && (v16 !== null && (typeof v16 !== "string"))) return false;
-  const v17 = v1["owner_name"];
-  if (v17 !== undefined && (v17 !== null && (typeof v17 !== "string"))) return false;
-  const v18 = v1["createdAt"];
-  if (v18 !== undefined && (v18 !== null && (typeof v18 !== "string"))) return false;
-  const v19 = v1["updatedAt"];
-  if (v19 !== undefined && (v19 !== null && (typeof v19 !== "string"))) return false;
-  return true;
-};
-
-const validator4 = (input) => {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
-  return true;
-};
-
-const validator5 = (input) => {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
-  const v2 = v1["id"];
-  if (typeof v2 !== "string") return false;
-  const v3 = v1["accountId"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = v1["firstName"];
-  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = v1["lastName"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = v1["isPrimary"];
-  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "boolean"))) return false;
-  const v7 = v1["status"];
-  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = v1["email"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = v1["phone"];
-  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = v1["mobile"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = v1["position"];
-  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = v1["department"];
-  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = v1["account_name"];
-  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-  const v14 = v1["source"];
-  if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  const v15 = v1["isIntegration"];
-  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "boolean"))) return false;
-  const v16 = v1["createdAt"];
-  if (v16 !== undefined && (v16 !== null && (typeof v16 !== "string"))) return false;
-  const v17 = v1["updatedAt"];
+  const v17 = input["updatedAt"];
   if (v17 !== undefined && (v17 !== null && (typeof v17 !== "string"))) return false;
   return true;
-};
+}
 
-const validator6 = (input) => {
+function check7(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["success"];
+  if (v0 !== true) return false;
+  const v1 = input["data"];
+  if (!check6(v1)) return false;
+  return true;
+}
+
+function check8(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["success"];
+  if (v0 !== true) return false;
+  const v1 = input["data"];
+  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
+  return true;
+}
+
+function check9(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["id"];
+  if (typeof v0 !== "string") return false;
+  const v1 = input["accountId"];
+  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
+  const v2 = input["firstName"];
+  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
+  const v3 = input["lastName"];
+  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
+  const v4 = input["isPrimary"];
+  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "boolean"))) return false;
+  const v5 = input["status"];
+  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
+  const v6 = input["email"];
+  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
+  const v7 = input["phone"];
+  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
+  const v8 = input["mobile"];
+  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
+  const v9 = input["position"];
+  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
+  const v10 = input["department"];
+  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
+  const v11 = input["account_name"];
+  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
+  const v12 = input["source"];
+  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
+  const v13 = input["isIntegration"];
+  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "boolean"))) return false;
+  const v14 = input["createdAt"];
+  if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
+  const v15 = input["updatedAt"];
+  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
+  return true;
+}
+
+function check10(input) {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  const v0 = input["success"];
+  if (v0 !== true) return false;
+  const v1 = input["data"];
+  if (!check9(v1)) return false;
+  return true;
+}
+
+function check11(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
@@ -264,66 +263,26 @@ const validator6 = (input) => {
   if (!Array.isArray(v1)) return false;
   for (let i2 = 0; i2 < v1.length; i2++) {
     const v3 = v1[i2];
-    if (typeof v3 !== "object" || v3 === null || Array.isArray(v3)) return false;
-    const v4 = v3["id"];
-    if (typeof v4 !== "string") return false;
-    const v5 = v3["accountId"];
-    if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-    const v6 = v3["firstName"];
-    if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-    const v7 = v3["lastName"];
-    if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-    const v8 = v3["isPrimary"];
-    if (v8 !== undefined && (v8 !== null && (typeof v8 !== "boolean"))) return false;
-    const v9 = v3["status"];
-    if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-    const v10 = v3["email"];
-    if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-    const v11 = v3["phone"];
-    if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-    const v12 = v3["mobile"];
-    if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-    const v13 = v3["position"];
-    if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-    const v14 = v3["department"];
-    if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-    const v15 = v3["account_name"];
-    if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
-    const v16 = v3["source"];
-    if (v16 !== undefined && (v16 !== null && (typeof v16 !== "string"))) return false;
-    const v17 = v3["isIntegration"];
-    if (v17 !== undefined && (v17 !== null && (typeof v17 !== "boolean"))) return false;
-    const v18 = v3["createdAt"];
-    if (v18 !== undefined && (v18 !== null && (typeof v18 !== "string"))) return false;
-    const v19 = v3["updatedAt"];
-    if (v19 !== undefined && (v19 !== null && (typeof v19 !== "string"))) return false;
+    if (!check9(v3)) return false;
   }
-  const v20 = input["pagination"];
-  if (typeof v20 !== "object" || v20 === null || Array.isArray(v20)) return false;
-  const v21 = v20["page"];
-  if (v21 !== undefined && (v21 !== null && (typeof v21 !== "number" || !Number.isFinite(v21)))) return false;
-  const v22 = v20["limit"];
-  if (v22 !== undefined && (v22 !== null && (typeof v22 !== "number" || !Number.isFinite(v22)))) return false;
-  const v23 = v20["total"];
-  if (v23 !== undefined && (v23 !== null && (typeof v23 !== "number" || !Number.isFinite(v23)))) return false;
-  const v24 = v20["pages"];
-  if (v24 !== undefined && (v24 !== null && (typeof v24 !== "number" || !Number.isFinite(v24)))) return false;
+  const v4 = input["pagination"];
+  if (!check3(v4)) return false;
   return true;
-};
+}
 
 /** Whether zod would accept a response body, by `METHOD path`: the body is then what zod returns. */
 export const envelopeValidators: Readonly<Record<string, (input: unknown) => boolean>> = {
-  "GET integrations/v1/opportunities/{id}": validator0,
-  "POST integrations/v1/opportunities": validator0,
-  "PUT integrations/v1/opportunities/{id}": validator0,
-  "GET integrations/v1/activities": validator1,
-  "POST integrations/v1/activities": validator2,
-  "POST integrations/v1/accounts": validator3,
-  "PUT integrations/v1/accounts/{id}": validator4,
-  "POST integrations/v1/contacts": validator5,
-  "PUT integrations/v1/contacts/{id}": validator5,
-  "GET integrations/v1/contacts": validator6,
-  "GET integrations/v1/grants/resolve": validator4,
-  "GET integrations/api-key": validator4,
-  "POST integrations/api-key/generate": validator4,
+  "GET integrations/v1/opportunities/{id}": check1,
+  "POST integrations/v1/opportunities": check1,
+  "PUT integrations/v1/opportunities/{id}": check1,
+  "GET integrations/v1/activities": check4,
+  "POST integrations/v1/activities": check5,
+  "POST integrations/v1/accounts": check7,
+  "PUT integrations/v1/accounts/{id}": check8,
+  "POST integrations/v1/contacts": check10,
+  "PUT integrations/v1/contacts/{id}": check10,
+  "GET integrations/v1/contacts": check11,
+  "GET integrations/v1/grants/resolve": check8,
+  "GET integrations/api-key": check8,
+  "POST integrations/api-key/generate": check8,
 };
