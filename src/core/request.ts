@@ -58,7 +58,7 @@ export class Transport {
     this.#options = options;
     this.#redact = redactor([options.apiKey, options.adminToken]);
     // Loaded on demand, like ky: only clients with maxConcurrency need it.
-    if (options.maxConcurrency) this.#loadLimiter(options.maxConcurrency).catch(() => {});
+    if (options.maxConcurrency) this.#loadLimiter().catch(() => {});
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#headers = { accept: 'application/json', ...withoutCredentials(options.headers) };
     // Errors are ignored here: a call that needs ky loads it again and reports the failure.
@@ -116,13 +116,14 @@ export class Transport {
 
   /** The call, in one of the maxConcurrency slots shared by this client and its withTenant() clients. */
   async #limited(call: Call): Promise<Received> {
-    const limiter = await this.#loadLimiter(this.#options.maxConcurrency ?? 1);
+    const limiter = await this.#loadLimiter();
     return limiter.run(() => this.#run(call), call.options?.signal, call.where, call.deadline);
   }
 
-  #loadLimiter(max: number): Promise<Limiter> {
+  #loadLimiter(): Promise<Limiter> {
     this.#limiter ??= import('./limiter').then(
-      ({ Limiter }) => new Limiter(max),
+      // Only loaded for a client with maxConcurrency set.
+      ({ Limiter }) => new Limiter(this.#options.maxConcurrency as number),
       (error: unknown) => {
         // A chunk that failed to load is tried again by the next call, which fails meanwhile.
         this.#limiter = undefined;
