@@ -71,12 +71,30 @@ export class Transport {
     return this.#options.baseUrl;
   }
 
-  async request<E extends Endpoint>(
+  /** One call of `endpoint`: checked, sent, and unwrapped, or rejected with a `CrmError`. */
+  request<E extends Endpoint>(
     endpoint: E,
     input: EndpointInput<E>,
     tenantId: string | undefined,
     options: RequestOptions | undefined,
   ): Promise<RawResult<z.output<E['data']>>> {
+    let call: Call;
+    try {
+      call = this.#prepare(endpoint, input, tenantId, options);
+    } catch (error) {
+      // Bad input and missing credentials: nothing was sent.
+      return Promise.reject(error);
+    }
+    return this.#options.maxConcurrency ? this.#limited(endpoint, call) : this.#send(endpoint, call);
+  }
+
+  /** The call, checked and built: what every attempt sends. Throws on bad input. */
+  #prepare(
+    endpoint: Endpoint,
+    input: unknown,
+    tenantId: string | undefined,
+    options: RequestOptions | undefined,
+  ): Call {
     const shared = this.#headersFor(endpoint, tenantId);
     if (options) checkRequestOptions(options);
     const parsed = endpoint.parseInput(input);
@@ -84,7 +102,6 @@ export class Transport {
     const { path, query, body } = parsed.data;
 
     const url = path ? endpoint.fill(path) : endpoint.path;
-    const where = `${endpoint.method} /${url}`;
     const payload = endpoint.tenantIn === 'body' ? { tenantId, ...(body as object) } : body;
     // Per-call headers cannot replace credentials: they are stripped of them.
     const headers = options?.headers ? { ...shared, ...withoutCredentials(options.headers) } : shared;
@@ -94,30 +111,28 @@ export class Transport {
       init.body = JSON.stringify(payload);
       init.headers = { ...headers, 'content-type': 'application/json' };
     }
-    const started = Date.now();
     const total = options?.totalTimeout ?? this.#options.totalTimeout;
-    const call: Call = {
+    return {
       href: `${this.#base}/${url}${queryString(query as Record<string, unknown> | undefined, endpoint.tenantIn === 'query' ? tenantId : undefined)}`,
       init,
-      where,
+      where: `${endpoint.method} /${url}`,
       options,
       timeout: options?.timeout ?? this.#options.timeout,
-      deadline: total === undefined ? undefined : started + total,
+      deadline: total === undefined ? undefined : Date.now() + total,
       // Attempts are counted per call, so each log line can say which one it was.
       attempts: this.#options.logger ? { count: 0 } : undefined,
     };
-    try {
-      const { response, text } = await (this.#options.maxConcurrency ? this.#limited(call) : this.#run(call));
-      return this.#unwrap(endpoint, where, text, response);
-    } catch (error) {
-      throw this.#toCrmError(error, where, options, started);
-    }
   }
 
   /** The call, in one of the maxConcurrency slots shared by this client and its withTenant() clients. */
-  async #limited(call: Call): Promise<Received> {
-    const limiter = await this.#loadLimiter();
-    return limiter.run(() => this.#run(call), call.options?.signal, call.where, call.deadline);
+  async #limited<E extends Endpoint>(endpoint: E, call: Call): Promise<RawResult<z.output<E['data']>>> {
+    let limiter: Limiter;
+    try {
+      limiter = await this.#loadLimiter();
+    } catch (error) {
+      throw this.#toCrmError(error, call);
+    }
+    return limiter.run(() => this.#send(endpoint, call), call.options?.signal, call.where, call.deadline);
   }
 
   #loadLimiter(): Promise<Limiter> {
@@ -151,35 +166,44 @@ export class Transport {
   }
 
   /**
-   * The first attempt, without ky: a fetch bounded by the attempt's timeout and the caller's
-   * signal. Anything but a 2xx goes to ky. One async frame from fetch to text: this is every
-   * call's path, and each frame is a promise and a context per call.
+   * A call from its first attempt to its data, or to a `CrmError`. The first attempt is a plain
+   * fetch, bounded by the attempt's timeout and the caller's signal; anything but a 2xx goes to
+   * ky. One async frame from fetch to the envelope: this is every call's path, and each frame
+   * is a promise, a context and a microtask per call.
    */
-  async #run(call: Call): Promise<Received> {
+  async #send<E extends Endpoint>(endpoint: E, call: Call): Promise<RawResult<z.output<E['data']>>> {
     const user = call.options?.signal;
-    user?.throwIfAborted();
-    const limit = call.deadline === undefined ? call.timeout : Math.min(call.timeout, call.deadline - Date.now());
-    const timer = new AbortController();
-    const timeout = this.#timeouts.start(timer, Math.max(0, limit));
-    let first: Outcome;
     try {
-      const init = { ...call.init, signal: user ? AbortSignal.any([user, timer.signal]) : timer.signal };
-      if (call.attempts) {
-        first = await this.#fetchText(call.href, init, call.attempts);
-      } else {
-        // #fetchText without its logging.
-        const response = await (this.#options.fetch ?? globalThis.fetch)(call.href, init);
-        first = { response, text: await readBodyText(response, this.#options.maxResponseBytes) };
+      user?.throwIfAborted();
+      const limit = call.deadline === undefined ? call.timeout : Math.min(call.timeout, call.deadline - Date.now());
+      const timer = new AbortController();
+      const timeout = this.#timeouts.start(timer, Math.max(0, limit));
+      let first: Outcome;
+      try {
+        const init = { ...call.init, signal: user ? AbortSignal.any([user, timer.signal]) : timer.signal };
+        if (call.attempts) {
+          first = await this.#fetchText(call.href, init, call.attempts);
+        } else {
+          // #fetchText without its logging.
+          const response = await (this.#options.fetch ?? globalThis.fetch)(call.href, init);
+          first = { response, text: await readBodyText(response, this.#options.maxResponseBytes) };
+        }
+      } catch (error) {
+        if (user?.aborted || error instanceof CrmError) throw error;
+        first = { error, timedOut: timer.signal.aborted };
+      } finally {
+        this.#timeouts.end(timeout);
       }
-      if (first.response.ok) return first;
+      const { response, text } = 'response' in first && first.response.ok ? first : await this.#retried(call, first);
+      return this.#unwrap(endpoint, call.where, text, response);
     } catch (error) {
-      if (user?.aborted || error instanceof CrmError) throw error;
-      first = { error, timedOut: timer.signal.aborted };
-    } finally {
-      this.#timeouts.end(timeout);
+      throw this.#toCrmError(error, call);
     }
+  }
+
+  /** Every attempt after a first that failed, by ky; without ky, the first attempt's outcome as it is. */
+  async #retried(call: Call, first: Outcome): Promise<Received> {
     const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
-    // Without ky, the first attempt's outcome is reported as it is, without retries.
     if (!retrier) throw new Unretried(first);
     return retrier.run(call, first);
   }
@@ -292,7 +316,7 @@ export class Transport {
     return { data: envelope.data, pagination: envelope.pagination, response };
   }
 
-  #toCrmError(error: unknown, where: string, options: RequestOptions | undefined, started: number): CrmError {
+  #toCrmError(error: unknown, { where, options, deadline }: Call): CrmError {
     if (error instanceof CrmError) return error;
     if (options?.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: options.signal.reason });
     const failure = error instanceof Unretried ? error.failure : this.#retrier?.failureOf(error);
@@ -301,9 +325,9 @@ export class Transport {
       return this.#apiError(status, parseLenient(text), headers, where, statusText, note);
     }
     if (failure?.kind === 'timeout') {
-      const total = options?.totalTimeout ?? this.#options.totalTimeout;
       // ky's timer may fire a millisecond or two early, hence the tolerance.
-      if (total !== undefined && Date.now() - started >= total - 10) {
+      if (deadline !== undefined && Date.now() >= deadline - 10) {
+        const total = options?.totalTimeout ?? this.#options.totalTimeout;
         return new CrmTimeoutError(`Not done within totalTimeout (${total} ms), retries included: ${where}`);
       }
       return new CrmTimeoutError(`No response within ${options?.timeout ?? this.#options.timeout} ms: ${where}`);
