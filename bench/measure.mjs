@@ -59,3 +59,16 @@ export async function interleaved(workloads, runs) {
  */
 export const ratioTo = (result, base, name) =>
   median(result.samples[name].map((value, run) => value / result.samples[base][run]));
+
+/**
+ * A 95% confidence interval for the median of `name`'s per-run ratios to `base`, from order
+ * statistics (no assumption about their distribution): with n runs, the k-th smallest and the
+ * k-th largest, k = floor((n - 1.96 sqrt(n)) / 2). A target inside it is neither met nor missed
+ * with confidence. Undefined with fewer than 8 runs, too few for such an interval.
+ */
+export function ratioInterval(result, base, name) {
+  const ratios = result.samples[name].map((value, run) => value / result.samples[base][run]).sort((a, b) => a - b);
+  const k = Math.floor((ratios.length - 1.96 * Math.sqrt(ratios.length)) / 2);
+  if (k < 1) return undefined;
+  return [ratios[k - 1], ratios[ratios.length - k]];
+}

@@ -8,38 +8,43 @@ import { fileURLToPath } from 'node:url';
 import ky from 'ky';
 import createOpenApiClient from 'openapi-fetch';
 import { CrmClient } from '../dist/index.js';
-import { interleaved, median, ratioTo, sleep, startServer } from './measure.mjs';
+import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
-// W1 and W4 take about a second a round, and on a shared machine noise dominates them (W4's
-// ratio moved by 0.1x between runs of one build): three times the rounds, for about a minute more.
+// W1 takes about 3 s a round and W4 about 1 s, and on a shared machine noise dominates them:
+// three times the rounds for W1, nine times for W4, whose ratio moved by 0.1x between runs of
+// one build when it had 21 (its 95% interval, printed beside it, is the measure of that).
 const SHORT_RUNS = RUNS * 3;
+const W4_RUNS = RUNS * 9;
 const TENANT = 'tenant_bench';
 const KEY = 'bench-key';
 const headers = { accept: 'application/json', 'x-api-key': KEY, 'x-tenant-id': TENANT };
 const rows = [];
 const say = (line) => process.stdout.write(`${line}\n`);
-/** `ratio`: to raw fetch, as `ratioTo()` gives it; undefined where there is no comparison. */
-const record = (workload, subject, value, unit, ratio, target) => {
+/** `ratio`: to raw fetch, as `ratioTo()` gives it, and `interval` its 95% interval; undefined where there is no comparison. */
+const record = (workload, subject, value, unit, ratio, target, interval) => {
   const shown = ratio === undefined ? '' : `${ratio.toFixed(2)}x`;
-  rows.push({
-    workload,
-    subject,
-    value,
-    unit,
-    ratio: shown,
-    target: target ?? '',
-  });
+  const range = interval === undefined ? '' : `${interval[0].toFixed(2)}-${interval[1].toFixed(2)}`;
+  rows.push({ workload, subject, value, unit, ratio: shown, interval: range, target: target ?? '' });
   say(
-    `${workload.padEnd(34)} ${subject.padEnd(30)} ${value.toFixed(unit === 'ms' ? 1 : 3).padStart(10)} ${unit}  ${shown}`,
+    `${workload.padEnd(34)} ${subject.padEnd(30)} ${value.toFixed(unit === 'ms' ? 1 : 3).padStart(10)} ${unit}  ${shown.padStart(6)}  ${range}`,
   );
 };
 
 /** One row per subject of an `interleaved()` result, with its ratio to `base` and any target. */
 const recordWorkload = (workload, result, base, targets, show = (ms) => [ms, 'ms']) => {
-  for (const [name, ms] of Object.entries(result))
-    record(workload, name, ...show(ms), ratioTo(result, base, name), targets[name] ?? '');
+  for (const [name, ms] of Object.entries(result)) {
+    const compared = name !== base;
+    record(
+      workload,
+      name,
+      ...show(ms),
+      ratioTo(result, base, name),
+      targets[name] ?? '',
+      compared ? ratioInterval(result, base, name) : undefined,
+    );
+  }
 };
 
 /** Each way of reading one opportunity and of paging through the activities. */
@@ -101,7 +106,7 @@ async function main() {
   try {
     const c = clients(fast.url);
     say(
-      `crm-integration-sdk benchmark, ${RUNS} interleaved runs per workload, ${SHORT_RUNS} for W1 and W4 (medians)\n`,
+      `crm-integration-sdk benchmark, ${RUNS} interleaved runs per workload, ${SHORT_RUNS} for W1, ${W4_RUNS} for W4 (medians)\n`,
     );
 
     const calls = 3000;
@@ -158,7 +163,7 @@ async function main() {
     };
     const w4 = await interleaved(
       { fetch: concurrent(c.get.fetch), sdk: concurrent(c.get.sdk), ky: concurrent(c.get.ky) },
-      SHORT_RUNS,
+      W4_RUNS,
     );
     recordWorkload('W4 200 concurrent get x 10', w4, 'fetch', { sdk: '<= 1.15x' });
 
@@ -221,13 +226,13 @@ function writeResults() {
     '# Benchmark results',
     '',
     `Machine: ${cpu}, ${cpus().length} cores, ${platform()} ${release()}, Node ${process.version}.`,
-    `Date: ${new Date().toISOString().slice(0, 10)}. Medians of ${RUNS} interleaved runs (${SHORT_RUNS} for W1 and W4); a ratio is the median, over runs, of the time divided by raw \`fetch\`'s in the same run. Written by \`npm run bench\`.`,
+    `Date: ${new Date().toISOString().slice(0, 10)}. Medians of ${RUNS} interleaved runs (${SHORT_RUNS} for W1, ${W4_RUNS} for W4); a ratio is the median, over runs, of the time divided by raw \`fetch\`'s (or the first subject's) in the same run, and its interval a 95% confidence interval of that median, from order statistics. Written by \`npm run bench\`.`,
     '',
-    '| workload | subject | median | unit | ratio | target |',
-    '|---|---|---:|---|---:|---|',
+    '| workload | subject | median | unit | ratio | 95% interval | target |',
+    '|---|---|---:|---|---:|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.workload} | ${r.subject} | ${r.value.toFixed(r.unit === 'ms' ? 1 : 3)} | ${r.unit} | ${r.ratio} | ${r.target} |`,
+        `| ${r.workload} | ${r.subject} | ${r.value.toFixed(r.unit === 'ms' ? 1 : 3)} | ${r.unit} | ${r.ratio} | ${r.interval} | ${r.target} |`,
     ),
     '',
   ];
