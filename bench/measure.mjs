@@ -57,8 +57,10 @@ export async function interleaved(workloads, runs) {
  * The median over runs of `name`'s time divided by `base`'s time in the same run. On a shared
  * machine this is steadier than a ratio of medians: a slow stretch slows both sides of a pair.
  */
-export const ratioTo = (result, base, name) =>
-  median(result.samples[name].map((value, run) => value / result.samples[base][run]));
+export const ratioTo = (result, base, name) => median(ratiosOf(result, base, name));
+
+/** `name`'s time divided by `base`'s, run by run. */
+const ratiosOf = (result, base, name) => result.samples[name].map((value, run) => value / result.samples[base][run]);
 
 /**
  * A 95% confidence interval for the median of `name`'s per-run ratios to `base`, from order
@@ -67,7 +69,7 @@ export const ratioTo = (result, base, name) =>
  * with confidence. Undefined with fewer than 8 runs, too few for such an interval.
  */
 export function ratioInterval(result, base, name) {
-  const ratios = result.samples[name].map((value, run) => value / result.samples[base][run]).sort((a, b) => a - b);
+  const ratios = ratiosOf(result, base, name).sort((a, b) => a - b);
   const k = Math.floor((ratios.length - 1.96 * Math.sqrt(ratios.length)) / 2);
   if (k < 1) return undefined;
   return [ratios[k - 1], ratios[ratios.length - k]];
