@@ -1,18 +1,29 @@
-import { Caller } from './core/caller';
-import { Transport } from './core/request';
-import { type ClientOptions, checkTenantId, resolveOptions } from './options';
+import { Scope } from './internal/scope';
+import { Transport } from './internal/transport';
+import {
+  type ClientDefaults,
+  type ClientOptions,
+  checkTenant,
+  resolveOptions,
+  type TenantOptions,
+  withDefaults,
+} from './options';
 import { Accounts } from './resources/accounts';
 import { Activities } from './resources/activities';
 import { ApiKeys, Grants } from './resources/admin';
 import { Contacts } from './resources/contacts';
 import { Opportunities } from './resources/opportunities';
 
-// Handed from withTenant() to the constructor it calls, so the constructor's public signature stays ClientOptions.
-let shared: { transport: Transport; tenantId: string; prefetch: number } | undefined;
+/**
+ * Where `withTenant()` and `withOptions()` hand the constructor the scope of the client they
+ * derive. Module-private, so only they can; the constructor's public signature stays ClientOptions.
+ */
+const DERIVED = Symbol('derived scope');
 
 /**
- * The client of the CRM integration API. One client serves one tenant; `withTenant()` makes
- * clients for others that share its configuration and connections.
+ * The client of the CRM integration API. One client serves one tenant; `withTenant()` and
+ * `withOptions()` derive clients for other tenants or with other defaults, which share its
+ * connections, `maxConcurrency` slots, logger and every other setting.
  *
  * @example
  * ```ts
@@ -37,8 +48,7 @@ export class CrmClient {
   readonly apiKey: ApiKeys;
   /** The tenant this client's calls are scoped to (not a secret). */
   readonly tenantId: string | undefined;
-  readonly #transport: Transport;
-  readonly #prefetch: number;
+  readonly #scope: Scope;
 
   /**
    * @param options - Missing `baseUrl`, `apiKey`, `tenantId` and `adminToken` are read from
@@ -47,48 +57,76 @@ export class CrmClient {
    * a missing credential is reported by the first call that needs it.
    */
   constructor(options: ClientOptions = {}) {
-    if (shared) {
-      this.#transport = shared.transport;
-      this.tenantId = shared.tenantId;
-      this.#prefetch = shared.prefetch;
-      shared = undefined;
-    } else {
+    let scope = (options as { [DERIVED]?: Scope })[DERIVED];
+    if (!scope) {
       const resolved = resolveOptions(options);
-      this.#transport = new Transport(resolved);
-      this.tenantId = resolved.tenantId;
-      this.#prefetch = resolved.prefetch;
+      const { adminToken } = resolved.transport;
+      scope = new Scope(
+        new Transport(resolved.transport),
+        resolved.tenantId,
+        resolved.apiKey,
+        resolved.defaults,
+        adminToken ? [adminToken] : [],
+      );
     }
-    const call = new Caller(this.#transport, this.tenantId, this.#prefetch);
-    this.opportunities = new Opportunities(call);
-    this.activities = new Activities(call);
-    this.accounts = new Accounts(call);
-    this.contacts = new Contacts(call);
-    this.grants = new Grants(call);
-    this.apiKey = new ApiKeys(call);
+    this.#scope = scope;
+    this.tenantId = scope.tenantId;
+    this.opportunities = new Opportunities(scope);
+    this.activities = new Activities(scope);
+    this.accounts = new Accounts(scope);
+    this.contacts = new Contacts(scope);
+    this.grants = new Grants(scope);
+    this.apiKey = new ApiKeys(scope);
   }
 
   /**
-   * A client for another tenant, sharing this client's configuration, credentials and transport.
+   * A client for another tenant. It sends `options.apiKey` when given (a key, or a function of
+   * the tenant that returns one), else this client's key; it shares this client's connections,
+   * `maxConcurrency` slots, logger, defaults and every other setting. Throws
+   * `CrmValidationError` for an invalid tenant or key.
    *
    * @example
    * ```ts
-   * for (const tenantId of tenants) {
-   *   const page = await crm.withTenant(tenantId).contacts.list({ limit: 10 });
+   * for (const { tenantId, apiKey } of tenants) {
+   *   const page = await crm.withTenant(tenantId, { apiKey }).contacts.list({ limit: 10 });
    * }
    * ```
    */
-  withTenant(tenantId: string): CrmClient {
-    shared = { transport: this.#transport, tenantId: checkTenantId(tenantId), prefetch: this.#prefetch };
-    return new CrmClient();
+  withTenant(tenantId: string, options?: TenantOptions): CrmClient {
+    return this.#derive(checkTenant(tenantId, options));
+  }
+
+  /**
+   * A client with other defaults (`timeout`, `totalTimeout`, `maxRetries`, `maxRetryAfter`,
+   * `headers`, `prefetch`) over this client's; `headers` add to this client's. It shares the
+   * tenant, the credentials, the connections and everything else. Throws `CrmValidationError`
+   * for an unknown or invalid option.
+   *
+   * @example
+   * ```ts
+   * const nightly = crm.withOptions({ timeout: 120_000, headers: { 'x-job': 'nightly-export' } });
+   * for await (const contact of nightly.contacts.list()) write(contact);
+   * ```
+   */
+  withOptions(options: ClientDefaults): CrmClient {
+    return this.#derive({ defaults: withDefaults(this.#scope.defaults, options) });
+  }
+
+  #derive(change: Parameters<Scope['derive']>[0]): CrmClient {
+    return new CrmClient({ [DERIVED]: this.#scope.derive(change) } as ClientOptions);
   }
 
   /** Shows the base URL and tenant, never a credential. */
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return `CrmClient { baseUrl: '${this.#transport.baseUrl}', tenantId: ${this.tenantId === undefined ? 'undefined' : `'${this.tenantId}'`} }`;
+  [Symbol.for('nodejs.util.inspect.custom')](
+    _depth: number,
+    options: object,
+    inspect: (value: unknown, options: object) => string,
+  ): string {
+    return `CrmClient ${inspect(this.toJSON(), options)}`;
   }
 
   /** The JSON form shows the base URL and tenant, never a credential. */
   toJSON(): { baseUrl: string; tenantId: string | undefined } {
-    return { baseUrl: this.#transport.baseUrl, tenantId: this.tenantId };
+    return { baseUrl: this.#scope.transport.options.baseUrl, tenantId: this.tenantId };
   }
 }

@@ -30,7 +30,15 @@ export {
 } from './core/errors';
 export type { CrmLogger, CrmRequestLog } from './core/log';
 export { Page, PagePromise } from './core/page';
-export type { ClientOptions, ListOptions, RequestOptions } from './options';
+export type {
+  ApiKeyContext,
+  ApiKeyProvider,
+  ClientDefaults,
+  ClientOptions,
+  ListOptions,
+  RequestOptions,
+  TenantOptions,
+} from './options';
 export type { Accounts } from './resources/accounts';
 export type { Activities } from './resources/activities';
 export type { ApiKeys, Grants } from './resources/admin';

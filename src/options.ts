@@ -1,15 +1,23 @@
 import * as z from 'zod/mini';
-import { CrmValidationError } from './core/errors';
-import { issuesOf } from './core/issues';
-import { minLength } from './core/length';
 import type { CrmLogger } from './core/log';
-import { parseContext } from './core/parse-context';
+import { check } from './internal/check';
+import { minLength } from './internal/length';
 
 /** A header value: no CR, LF or other control characters (they would split or forge headers). */
 const HeaderValue = z
   .string()
   .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
-const Credential = HeaderValue.check(minLength(1));
+const TenantId = HeaderValue.check(minLength(1));
+/**
+ * A credential as fetch sends it: fetch trims a header value on the wire, so a key with spaces
+ * around it would be sent as another string than the one masked in errors and logs.
+ */
+const Credential = z
+  .string()
+  .check(
+    minLength(1),
+    z.regex(/^(?! )[\x20-\x7e\x80-\xff]*(?<! )$/, { error: 'Must not have spaces around it or control characters' }),
+  );
 const HeaderName = /^[!#$%&'*+.^_`|~\w-]+$/;
 // Values checked as the object's catchall, names by the check: z.record() would do both, and add
 // 0.5 KiB gzipped to every app's bundle.
@@ -23,44 +31,52 @@ const Headers = z.catchall(z.object({}), HeaderValue).check(
 );
 const MAX_TIMER = 2_147_483_647;
 const Timeout = z.int().check(z.gte(1), z.lte(MAX_TIMER));
-const MaxRetries = z.int().check(z.gte(0), z.lte(10));
-const Prefetch = z.int().check(z.gte(0), z.lte(16));
 const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
 // The one URL check the SDK needs. zod's z.url() covers far more (hostname patterns,
 // normalisation) and adds 0.5 KiB gzipped to every app's bundle.
 const isHttpUrl = (value: string) => /^https?:\/\/[^/]/i.test(value) && URL.canParse(value);
 const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
 
+/** What an `apiKey` function is called with: the tenant of the call. */
+export interface ApiKeyContext {
+  /** The tenant the call is for. */
+  readonly tenantId: string;
+}
+
+/**
+ * Looks up the API key of a tenant, once per call (not per attempt), so that one client can
+ * serve tenants whose keys live in a store of yours. The key it returns is masked like a
+ * configured one; if it throws or rejects, the call rejects with a `CrmError` whose `cause` is
+ * that error, and nothing is sent.
+ *
+ * @example
+ * ```ts
+ * const crm = new CrmClient({ baseUrl, apiKey: ({ tenantId }) => vault.read(`crm/${tenantId}`) });
+ * ```
+ */
+export type ApiKeyProvider = (context: ApiKeyContext) => string | Promise<string>;
+
 /** Options of `new CrmClient()`. Credentials fall back to `CRM_*` environment variables. */
-export interface ClientOptions {
+export interface ClientOptions extends ClientDefaults {
   /** Root of the API, such as `https://crm.example.com` or `https://host/api/`. Default: `CRM_BASE_URL`. */
   baseUrl?: string | undefined;
-  /** The tenant's integration API key, sent as `x-api-key`. Default: `CRM_API_KEY`. */
-  apiKey?: string | undefined;
+  /**
+   * The tenant's integration API key, sent as `x-api-key`, or a function that returns the key of
+   * the call's tenant. Default: `CRM_API_KEY`.
+   */
+  apiKey?: string | ApiKeyProvider | undefined;
   /** The tenant every integration call is scoped to. Default: `CRM_TENANT_ID`. */
   tenantId?: string | undefined;
   /** An administrator's bearer token, for `apiKey.status()` and `apiKey.generate()`. Default: `CRM_ADMIN_TOKEN`. */
   adminToken?: string | undefined;
-  /** Milliseconds one attempt may wait for a response. Default: 30 000. */
-  timeout?: number | undefined;
-  /** How many times a failed call is retried, where retrying is safe. Default: 2. */
-  maxRetries?: number | undefined;
   /** A `fetch` to use instead of the global one (instrumentation, proxies, tests). */
   fetch?: typeof globalThis.fetch | undefined;
-  /** Headers added to every request. They cannot replace the credential headers. */
-  headers?: Record<string, string> | undefined;
-  /** Milliseconds the whole call may take, retries and their waits included. Default: none. */
-  totalTimeout?: number | undefined;
-  /** The longest `Retry-After` honoured, in milliseconds; a longer one is shortened to it. Default: 60 000. */
-  maxRetryAfter?: number | undefined;
-  /** At most this many calls in flight at once, across this client and its `withTenant()` clients. Default: no limit. */
+  /** At most this many calls in flight at once, across this client and the clients derived from it. Default: no limit. */
   maxConcurrency?: number | undefined;
   /** The largest response body read, in bytes; a larger one fails with `CrmResponseTooLargeError`. Default: 10 MiB. */
   maxResponseBytes?: number | undefined;
   /** Called once per attempt with a line and its facts; credentials are masked. */
   logger?: CrmLogger | undefined;
-  /** Pages a `for await` loop fetches ahead of the caller, for every list (see `ListOptions`). Default: 0. */
-  prefetch?: number | undefined;
   /**
    * Parse responses with the schemas (the default). `false` trusts the server: the envelope is
    * unwrapped without checking field types, which saves a little time on very large lists.
@@ -68,13 +84,29 @@ export interface ClientOptions {
   validateResponses?: boolean | undefined;
 }
 
-/** Options of a `list()` call: those of every call, and how many pages to fetch ahead. */
-export interface ListOptions extends RequestOptions {
-  /**
-   * While a `for await` loop works on one page, keep up to this many further pages in flight
-   * (never past `pagination.pages`). Default: the client's `prefetch`, which defaults to 0.
-   */
+/**
+ * The defaults of every call, which `crm.withOptions()` can change for a derived client (and a
+ * call's own options for that call).
+ */
+export interface ClientDefaults {
+  /** Milliseconds one attempt may wait for a response. Default: 30 000. */
+  timeout?: number | undefined;
+  /** Milliseconds the whole call may take, retries and their waits included. Default: none. */
+  totalTimeout?: number | undefined;
+  /** How many times a failed call is retried, where retrying is safe. Default: 2. */
+  maxRetries?: number | undefined;
+  /** The longest `Retry-After` honoured, in milliseconds; a longer one is shortened to it. Default: 60 000. */
+  maxRetryAfter?: number | undefined;
+  /** Headers added to every request (`withOptions()` adds to the client's). They cannot replace the credential headers. */
+  headers?: Record<string, string> | undefined;
+  /** Pages a `for await` loop fetches ahead of the caller, for every list (see `ListOptions`). Default: 0. */
   prefetch?: number | undefined;
+}
+
+/** Options of `crm.withTenant()`. */
+export interface TenantOptions {
+  /** The tenant's own API key (or a function of the tenant that returns it). Default: the parent client's. */
+  apiKey?: string | ApiKeyProvider | undefined;
 }
 
 /** Options every method takes as its last argument; they override the client's for that call. */
@@ -91,66 +123,148 @@ export interface RequestOptions {
   totalTimeout?: number | undefined;
 }
 
+/** Options of a `list()` call: those of every call, and how many pages to fetch ahead. */
+export interface ListOptions extends RequestOptions {
+  /**
+   * While a `for await` loop works on one page, keep up to this many further pages in flight
+   * (never past `pagination.pages`). Default: the client's `prefetch`, which defaults to 0.
+   */
+  prefetch?: number | undefined;
+}
+
+const perCall = {
+  timeout: z.optional(Timeout),
+  totalTimeout: z.optional(Timeout),
+  maxRetries: z.optional(z.int().check(z.gte(0), z.lte(10))),
+  headers: z.optional(Headers),
+};
+const defaults = {
+  ...perCall,
+  maxRetryAfter: z.optional(z.int().check(z.gte(0), z.lte(MAX_TIMER))),
+  prefetch: z.optional(z.int().check(z.gte(0), z.lte(16))),
+};
+
 export const ClientOptionsSchema = z.object({
+  ...defaults,
   baseUrl: z.string(BASE_URL).check(z.trim(), z.refine(isHttpUrl, BASE_URL)),
   apiKey: z.optional(Credential),
-  tenantId: z.optional(Credential),
+  tenantId: z.optional(TenantId),
   adminToken: z.optional(Credential),
-  timeout: z.optional(Timeout),
-  maxRetries: z.optional(MaxRetries),
   fetch: z.optional(fn<typeof globalThis.fetch>()),
-  headers: z.optional(Headers),
-  totalTimeout: z.optional(Timeout),
-  maxRetryAfter: z.optional(z.int().check(z.gte(0), z.lte(MAX_TIMER))),
   maxConcurrency: z.optional(z.int().check(z.gte(1))),
   maxResponseBytes: z.optional(z.int().check(z.gte(1))),
   logger: z.optional(fn<CrmLogger>()),
-  prefetch: z.optional(Prefetch),
   validateResponses: z.optional(z.boolean()),
 });
 
-// Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
-export const RequestOptionsSchema = z.strictObject({
+const request = {
+  ...perCall,
   signal: z.optional(
     z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
   ),
-  timeout: z.optional(Timeout),
-  maxRetries: z.optional(MaxRetries),
-  headers: z.optional(Headers),
-  totalTimeout: z.optional(Timeout),
-  // Checked again, with its range, by list(); accepted here because list() passes its options on.
-  prefetch: z.optional(z.unknown()),
-});
-
-// Wrapped in an object so that an issue names the option.
-const PrefetchOption = z.object({ prefetch: Prefetch });
-const TenantOption = z.object({ tenantId: Credential });
+};
+// Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
+// (Shapes spread rather than z.extend(), which adds 0.5 KiB gzipped to every app's bundle.)
+export const RequestOptionsSchema = z.strictObject(request);
+export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
+export const ClientDefaultsSchema = z.strictObject(defaults);
+const TenantSchema = z.strictObject({ tenantId: TenantId, apiKey: z.optional(Credential) });
+/** A key as a function returns it: the same rules as a configured one. */
+export const ApiKeySchema = z.object({ apiKey: Credential });
 
 /**
- * The defaults, applied after the check. Written here rather than with z._default(), which adds
- * 0.2 KiB gzipped to every app's bundle for what these lines say.
+ * Everything a call is sent with, resolved once from the client's defaults and the call's own
+ * options, and checked: the request path and the retrier read only this.
  */
-const withDefaults = (options: z.output<typeof ClientOptionsSchema>) => ({
-  ...options,
-  timeout: options.timeout ?? 30_000,
-  maxRetries: options.maxRetries ?? 2,
-  headers: options.headers ?? {},
-  maxRetryAfter: options.maxRetryAfter ?? 60_000,
-  maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
-  prefetch: options.prefetch ?? 0,
-  validateResponses: options.validateResponses ?? true,
-});
+export interface CallSettings {
+  readonly timeout: number;
+  readonly totalTimeout: number | undefined;
+  readonly maxRetries: number;
+  readonly maxRetryAfter: number;
+  /** The client's headers and the call's, without credential headers. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly prefetch: number;
+  readonly signal: AbortSignal | undefined;
+}
 
-/** Client options with every default applied and every value checked. */
-export type ResolvedOptions = ReturnType<typeof withDefaults>;
+/** The client's options that every call shares, checked, with their defaults. */
+export interface TransportOptions {
+  readonly baseUrl: string;
+  readonly adminToken?: string | undefined;
+  readonly fetch?: typeof globalThis.fetch | undefined;
+  readonly maxConcurrency?: number | undefined;
+  readonly maxResponseBytes: number;
+  readonly logger?: CrmLogger | undefined;
+  readonly validateResponses: boolean;
+}
+
+/** `new CrmClient()`'s options, resolved: what its calls share, its tenant and key, its call defaults. */
+export interface ResolvedOptions {
+  readonly transport: TransportOptions;
+  readonly tenantId: string | undefined;
+  readonly apiKey: string | ApiKeyProvider | undefined;
+  readonly defaults: CallSettings;
+}
+
+const CREDENTIAL_HEADERS = /^(authorization|x-api-key|x-tenant-id)$/i;
+
+/** Drops credential headers from caller-supplied headers: the client's own always win. */
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (!CREDENTIAL_HEADERS.test(name)) out[name] = value;
+  return out;
+}
+
+/**
+ * `base` with the given options over it; `options` must be checked already. Headers add to the
+ * base's, which is how client, derived-client and per-call headers combine.
+ */
+function merge(base: CallSettings, options: RequestOptions & ClientDefaults): CallSettings {
+  return {
+    timeout: options.timeout ?? base.timeout,
+    totalTimeout: options.totalTimeout ?? base.totalTimeout,
+    maxRetries: options.maxRetries ?? base.maxRetries,
+    maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
+    headers: options.headers ? { ...base.headers, ...withoutCredentials(options.headers) } : base.headers,
+    prefetch: options.prefetch ?? base.prefetch,
+    signal: options.signal,
+  };
+}
+
+/**
+ * The defaults, written here rather than with z._default(), which adds 0.2 KiB gzipped to every
+ * app's bundle for what these lines say.
+ */
+const BUILT_IN: CallSettings = {
+  timeout: 30_000,
+  totalTimeout: undefined,
+  maxRetries: 2,
+  maxRetryAfter: 60_000,
+  headers: {},
+  prefetch: 0,
+  signal: undefined,
+};
 
 const env = (): Record<string, string | undefined> =>
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 
+/** `value` checked by `schema`, but for an `apiKey` function, which is checked by what it returns. */
+function checkWithKey<S extends z.ZodMiniType<{ apiKey?: string | undefined }>>(
+  schema: S,
+  value: Record<string, unknown>,
+  prefix: string,
+): Omit<z.output<S>, 'apiKey'> & { apiKey: string | ApiKeyProvider | undefined } {
+  const { apiKey } = value;
+  const keyFunction = typeof apiKey === 'function' ? (apiKey as ApiKeyProvider) : undefined;
+  const checked = check(schema, keyFunction ? { ...value, apiKey: undefined } : value, prefix);
+  return { ...checked, apiKey: keyFunction ?? checked.apiKey };
+}
+
 /** Applies the environment fallbacks and defaults, once, at construction. */
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
   const vars = env();
-  const result = ClientOptionsSchema.safeParse(
+  const checked = checkWithKey(
+    ClientOptionsSchema,
     {
       ...options,
       baseUrl: options.baseUrl ?? vars.CRM_BASE_URL,
@@ -158,27 +272,36 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
       tenantId: options.tenantId ?? (vars.CRM_TENANT_ID || undefined),
       adminToken: options.adminToken ?? (vars.CRM_ADMIN_TOKEN || undefined),
     },
-    parseContext,
+    'Invalid CrmClient options',
   );
-  if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid CrmClient options');
-  return withDefaults(result.data);
+  return {
+    transport: {
+      ...checked,
+      maxResponseBytes: checked.maxResponseBytes ?? 10 * 1024 * 1024,
+      validateResponses: checked.validateResponses ?? true,
+    },
+    tenantId: checked.tenantId,
+    apiKey: checked.apiKey,
+    defaults: merge(BUILT_IN, checked),
+  };
 }
 
-/** Checks per-call options; only called when a call passes some. */
-export function checkRequestOptions(options: RequestOptions): void {
-  const result = RequestOptionsSchema.safeParse(options, parseContext);
-  if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid request options');
+/** A call's settings: the client's defaults, or the call's checked options over them. */
+export function settingsFor(
+  defaults: CallSettings,
+  options: ListOptions | undefined,
+  schema: typeof RequestOptionsSchema | typeof ListOptionsSchema,
+): CallSettings {
+  return options ? merge(defaults, check(schema, options, 'Invalid request options')) : defaults;
 }
 
-/** Checks a `prefetch` given to a list call; returns the error, since list() reports it on its promise. */
-export function checkPrefetch(prefetch: unknown): CrmValidationError | undefined {
-  const result = PrefetchOption.safeParse({ prefetch }, parseContext);
-  return result.success ? undefined : new CrmValidationError(issuesOf(result.error), 'Invalid request options');
-}
+/** The defaults of a `withOptions()` client: its parent's, with the given ones over them. */
+export const withDefaults = (defaults: CallSettings, options: ClientDefaults): CallSettings =>
+  merge(defaults, check(ClientDefaultsSchema, options, 'Invalid options'));
 
-/** Checks a tenant id given to `withTenant()`. */
-export function checkTenantId(tenantId: unknown): string {
-  const result = TenantOption.safeParse({ tenantId }, parseContext);
-  if (!result.success) throw new CrmValidationError(issuesOf(result.error), 'Invalid tenant');
-  return result.data.tenantId;
-}
+/** The tenant and options given to `withTenant()`, checked. */
+export const checkTenant = (
+  tenantId: string,
+  options?: TenantOptions,
+): { tenantId: string; apiKey?: string | ApiKeyProvider | undefined } =>
+  checkWithKey(TenantSchema, { ...options, tenantId }, 'Invalid tenant');

@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import * as z from 'zod/mini';
 import { envelopeValidatorsSource, validatorSource } from '../scripts/envelope-validators';
-import { envelopeValidators } from '../src/core/envelope-validators.generated';
 import { endpoints } from '../src/endpoints';
+import { envelopeValidators } from '../src/internal/envelope-validators.generated';
 import { generateFakeData } from '../src/testing/index';
 
 const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
@@ -14,7 +14,10 @@ const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
 }));
 
 test('the generated validators are what the generator writes from the endpoint table today (else: npm run generate)', async () => {
-  const committed = await readFile(new URL('../src/core/envelope-validators.generated.ts', import.meta.url), 'utf8');
+  const committed = await readFile(
+    new URL('../src/internal/envelope-validators.generated.ts', import.meta.url),
+    'utf8',
+  );
 
   expect(committed).toBe(envelopeValidatorsSource());
 });

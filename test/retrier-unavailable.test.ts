@@ -4,7 +4,7 @@ import { CrmConnectionError, CrmNotFoundError, CrmServerError } from '../src/ind
 import { capture, makeClient, ok } from './support/capture';
 
 // As when a browser cannot download the chunk that holds ky: the module fails to load.
-vi.mock('../src/core/retrier', () => {
+vi.mock('../src/internal/retrier', () => {
   throw new Error('Failed to fetch dynamically imported module');
 });
 

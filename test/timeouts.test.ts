@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { Timeouts } from '../src/core/timeouts';
+import { TimerBatches } from '../src/internal/timer-batches';
 
 // Only the timers are faked, as many test suites do: the queue must not depend on a clock.
 beforeEach(() => {
@@ -13,7 +13,7 @@ afterEach(() => {
 const nextTurn = () => vi.advanceTimersByTimeAsync(0);
 
 test('a call is aborted when its timeout passes, and not a millisecond before', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const call = new AbortController();
   timeouts.start(call, 100);
 
@@ -24,7 +24,7 @@ test('a call is aborted when its timeout passes, and not a millisecond before', 
 });
 
 test('calls started in the same turn share one timer, and each is aborted at its timeout', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const calls = Array.from({ length: 200 }, () => new AbortController());
   for (const call of calls) timeouts.start(call, 100);
 
@@ -34,7 +34,7 @@ test('calls started in the same turn share one timer, and each is aborted at its
 });
 
 test('a call started in a later turn keeps its whole timeout', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const first = new AbortController();
   const later = new AbortController();
   timeouts.start(first, 100);
@@ -49,7 +49,7 @@ test('a call started in a later turn keeps its whole timeout', async () => {
 });
 
 test('a call started after the turn of an earlier one gets a timer of its own', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   timeouts.start(new AbortController(), 100);
   await nextTurn();
   timeouts.start(new AbortController(), 100);
@@ -58,7 +58,7 @@ test('a call started after the turn of an earlier one gets a timer of its own', 
 });
 
 test('calls with different timeouts in the same turn are each aborted at their own', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const short = new AbortController();
   const long = new AbortController();
   const alsoShort = new AbortController();
@@ -73,7 +73,7 @@ test('calls with different timeouts in the same turn are each aborted at their o
 });
 
 test('a call that is over is not aborted, and a batch whose calls are all over leaves no timer', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const calls = [new AbortController(), new AbortController()];
   const batches = calls.map((call) => timeouts.start(call, 100));
 
@@ -84,7 +84,7 @@ test('a call that is over is not aborted, and a batch whose calls are all over l
 });
 
 test('the calls of a batch that are not over are still aborted when one of them ends', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const done = new AbortController();
   const waiting = new AbortController();
   const batch = timeouts.start(done, 100);
@@ -96,7 +96,7 @@ test('the calls of a batch that are not over are still aborted when one of them 
 });
 
 test('ending a call after its timeout fired changes nothing for the calls that follow', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const timedOut = new AbortController();
   const batch = timeouts.start(timedOut, 100);
   await vi.advanceTimersByTimeAsync(100);
@@ -111,7 +111,7 @@ test('ending a call after its timeout fired changes nothing for the calls that f
 });
 
 test('a batch that emptied within its turn is not joined again: the next call gets a timer of its own', async () => {
-  const timeouts = new Timeouts();
+  const timeouts = new TimerBatches();
   const first = new AbortController();
   timeouts.end(timeouts.start(first, 100));
   const second = new AbortController();

@@ -12,7 +12,9 @@ import type {
   ActivitySchema,
   ActivityType,
   ApiKeyGenerateResult,
+  ApiKeyProvider,
   ApiKeyStatus,
+  ClientDefaults,
   Contact,
   ContactListParams,
   ContactSchema,
@@ -29,10 +31,12 @@ import type {
   Pagination,
   PaginationSchema,
   RequestOptions,
+  TenantOptions,
   WithResponse,
 } from '../src/index';
 
 declare const crm: CrmClient;
+declare const CrmClientValue: typeof CrmClient;
 
 describe('public signatures', () => {
   it('types opportunities.get(id) as CrmPromise<Opportunity>', () => {
@@ -57,8 +61,12 @@ describe('public signatures', () => {
     expectTypeOf(crm.grants.resolve).returns.toEqualTypeOf<CrmPromise<GrantResolution>>();
     expectTypeOf(crm.apiKey.status).returns.toEqualTypeOf<CrmPromise<ApiKeyStatus>>();
     expectTypeOf(crm.apiKey.generate).returns.toEqualTypeOf<CrmPromise<ApiKeyGenerateResult>>();
-    expectTypeOf(crm.withTenant).parameters.toEqualTypeOf<[tenantId: string]>();
+    expectTypeOf(crm.withTenant).parameter(0).toEqualTypeOf<string>();
+    expectTypeOf(crm.withTenant).parameter(1).toEqualTypeOf<TenantOptions | undefined>();
     expectTypeOf(crm.withTenant('t2')).toEqualTypeOf<CrmClient>();
+    expectTypeOf(crm.withTenant('t2', { apiKey: 'k' })).toEqualTypeOf<CrmClient>();
+    expectTypeOf(crm.withOptions).parameter(0).toEqualTypeOf<ClientDefaults>();
+    expectTypeOf(crm.withOptions({ timeout: 1 })).toEqualTypeOf<CrmClient>();
   });
 
   it('types Opportunity.id as a required string', () => {
@@ -279,6 +287,29 @@ describe('per-call options', () => {
     crm.opportunities.get('opp_1', { retries: 1 });
     // @ts-expect-error timeout is a number of milliseconds
     crm.opportunities.get('opp_1', { timeout: '5s' });
+  });
+});
+
+describe('scopes', () => {
+  it('accepts an apiKey function of the tenant, sync or async, in the client and in withTenant()', () => {
+    expectTypeOf<ApiKeyProvider>().parameters.toEqualTypeOf<[context: { readonly tenantId: string }]>();
+    new CrmClientValue({ baseUrl: 'https://crm.example.com', apiKey: ({ tenantId }) => `key-${tenantId}` });
+    new CrmClientValue({ baseUrl: 'https://crm.example.com', apiKey: async ({ tenantId }) => `key-${tenantId}` });
+    crm.withTenant('t2', { apiKey: async () => 'k' });
+    // @ts-expect-error a key is a string
+    new CrmClientValue({ baseUrl: 'https://crm.example.com', apiKey: () => 42 });
+    // @ts-expect-error withTenant() takes only apiKey
+    crm.withTenant('t2', { timeout: 5 });
+  });
+
+  it('lets withOptions() change the call defaults, and nothing that is shared or per call', () => {
+    crm.withOptions({ timeout: 1, totalTimeout: 2, maxRetries: 0, maxRetryAfter: 3, headers: { a: 'b' }, prefetch: 2 });
+    // @ts-expect-error the tenant is changed with withTenant()
+    crm.withOptions({ tenantId: 't2' });
+    // @ts-expect-error a signal belongs to one call
+    crm.withOptions({ signal: new AbortController().signal });
+    // @ts-expect-error the connection pool is shared
+    crm.withOptions({ maxConcurrency: 2 });
   });
 });
 

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { parseContext } from '../src/core/parse-context';
 import {
   type AccountCreateInput,
   type AccountUpdateInput,
@@ -15,6 +14,7 @@ import {
   type OpportunityUpdateInput,
   type RequestOptions,
 } from '../src/index';
+import { parseContext } from '../src/internal/parse-context';
 import { ContactInputSchema } from '../src/schemas/contact';
 import { BASE_URL, type Captured, capture, captureAll, makeClient, ok } from './support/capture';
 

@@ -21,19 +21,21 @@ export class CrmPromise<T> extends Promise<T> {
     return Promise;
   }
 
-  readonly #result: Promise<WithResponse<T>>;
+  readonly #data: Promise<T>;
+  readonly #reply: { readonly response: Response | undefined };
 
   /** @internal */
-  constructor(result: Promise<WithResponse<T>>) {
-    // The base promise is never used: then/catch/finally read `result`, so that only the
-    // chain a caller builds can hold a rejection (no unhandled rejection from `withResponse()`).
+  constructor(data: Promise<T>, reply: { readonly response: Response | undefined }) {
+    // The base promise is never used: then/catch/finally read `data`, so that only the chain a
+    // caller builds can hold a rejection (no unhandled rejection from `withResponse()`).
     super(resolveUnused);
-    this.#result = result;
+    this.#data = data;
+    this.#reply = reply;
   }
 
   /** The data and the raw `Response`. */
   withResponse(): Promise<WithResponse<T>> {
-    return this.#result;
+    return this.#data.then((data) => ({ data, response: this.#reply.response as Response }));
   }
 
   // biome-ignore lint/suspicious/noThenProperty: it is a promise, by design
@@ -41,22 +43,21 @@ export class CrmPromise<T> extends Promise<T> {
     onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
-    // Straight from the result, not through a promise of the data: one promise and one
-    // microtask fewer for each `await`.
-    if (!onfulfilled) return this.#result.then(dataOf, onrejected) as Promise<A | B>;
-    return this.#result.then((result) => onfulfilled(result.data), onrejected);
+    // The caller's own handlers, straight on the request path's promise: `await` passes the
+    // resolving functions of its promise here, which lets V8 follow a rejection to the frame
+    // that awaited the call (see src/internal/README.md, "Stacks").
+    return this.#data.then(onfulfilled, onrejected);
   }
 
   override catch<B = never>(onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {
-    return this.#result.then(dataOf, onrejected);
+    return this.#data.then(undefined, onrejected);
   }
 
   override finally(onfinally?: (() => void) | null): Promise<T> {
-    return this.#result.then(dataOf).finally(onfinally);
+    return this.#data.finally(onfinally);
   }
 }
 
 // Shared rather than written inline: each call makes a CrmPromise, and an inline arrow is a new
 // function object each time.
 const resolveUnused = (resolve: (value: never) => void) => resolve(undefined as never);
-const dataOf = <T>(result: WithResponse<T>): T => result.data;

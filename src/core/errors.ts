@@ -1,3 +1,5 @@
+import { retryAfterMsOf } from '../internal/attempt';
+
 const KINDS = Symbol.for('crm-integration-sdk.error-kinds');
 
 type ErrorClass = { readonly kind: string };
@@ -37,10 +39,13 @@ export class CrmError extends Error {
     Object.defineProperty(this, 'name', { value: kinds[0], configurable: true, writable: true });
   }
 
-  /** `instanceof` by brand, so that it also recognises errors from another copy of the package. */
+  /**
+   * `instanceof` by the prototype chain, as usual (so `SubClass.prototype instanceof CrmError`
+   * holds), or by brand, so that it also recognises errors from another copy of the package.
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
-    return hasKind(value, this.kind);
+    return Object.prototype.isPrototypeOf.call(this.prototype, value as object) || hasKind(value, this.kind);
   }
 }
 
@@ -220,15 +225,6 @@ export function serverMessageOf(body: unknown): string | undefined {
 
 function requestIdOf(headers: Headers): string | undefined {
   return headers.get('x-request-id') ?? headers.get('request-id') ?? headers.get('x-correlation-id') ?? undefined;
-}
-
-/** `Retry-After` in seconds or as an HTTP date, in milliseconds from now. */
-export function retryAfterMsOf(headers: Headers, now = Date.now()): number | undefined {
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** True for any error thrown by this SDK, whichever copy of the package threw it. */

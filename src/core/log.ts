@@ -25,10 +25,3 @@ export interface CrmRequestLog {
  * ```
  */
 export type CrmLogger = (line: string, entry: CrmRequestLog) => void;
-
-export function formatLogLine(entry: CrmRequestLog): string {
-  const outcome = [entry.status || '', entry.error === undefined ? '' : `failed (${entry.error})`]
-    .filter(Boolean)
-    .join(' ');
-  return `crm ${entry.method} ${entry.url} ${outcome} ${Math.round(entry.durationMs)}ms attempt=${entry.attempt} headers=${JSON.stringify(entry.headers)}`;
-}

@@ -1,5 +1,5 @@
 import type { Pagination } from '../schemas/pagination';
-import { CrmPromise, type WithResponse } from './crm-promise';
+import { CrmPromise } from './crm-promise';
 import { CrmError } from './errors';
 
 /** Fetches page `n` of the same list, with the same parameters and options (and an extra signal). */
@@ -56,7 +56,9 @@ export class Page<T extends { id: string }> {
   /** Requests the next page with the same parameters. Rejects when there is none. */
   nextPage(): PagePromise<T> {
     if (!this.hasNextPage()) {
-      return new PagePromise(Promise.reject(new CrmError('There is no next page: check hasNextPage() first')));
+      return new PagePromise(Promise.reject(new CrmError('There is no next page: check hasNextPage() first')), {
+        response: undefined,
+      });
     }
     return this.#request.fetch(this.#request.number + 1);
   }
@@ -130,8 +132,8 @@ interface Ahead<T extends { id: string }> {
  */
 export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> implements AsyncIterable<T> {
   /** @internal */
-  constructor(result: Promise<WithResponse<Page<T>>>) {
-    super(result);
+  constructor(page: Promise<Page<T>>, reply: { readonly response: Response | undefined }) {
+    super(page, reply);
   }
 
   /**

@@ -1,16 +1,16 @@
-import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import { endpoints } from '../endpoints';
+import type { Scope } from '../internal/scope';
 import type { RequestOptions } from '../options';
 import type { Account, AccountCreateInput, AccountUpdateInput, AccountUpdateResult } from '../schemas/account';
 
 /** `crm.accounts`: create and update accounts. */
 export class Accounts {
-  readonly #call: Caller;
+  readonly #scope: Scope;
 
   /** @internal */
-  constructor(call: Caller) {
-    this.#call = call;
+  constructor(scope: Scope) {
+    this.#scope = scope;
   }
 
   /**
@@ -22,7 +22,7 @@ export class Accounts {
    * ```
    */
   create(input: AccountCreateInput, options?: RequestOptions): CrmPromise<Account> {
-    return this.#call.one(endpoints.createAccount, { body: input }, options);
+    return this.#scope.one(endpoints.createAccount, { body: input }, options);
   }
 
   /**
@@ -35,6 +35,6 @@ export class Accounts {
    * ```
    */
   update(id: string, input: AccountUpdateInput, options?: RequestOptions): CrmPromise<AccountUpdateResult> {
-    return this.#call.one(endpoints.updateAccount, { path: { id }, body: input }, options);
+    return this.#scope.one(endpoints.updateAccount, { path: { id }, body: input }, options);
   }
 }

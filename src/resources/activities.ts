@@ -1,17 +1,17 @@
-import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import type { PagePromise } from '../core/page';
 import { endpoints } from '../endpoints';
+import type { Scope } from '../internal/scope';
 import type { ListOptions, RequestOptions } from '../options';
 import type { Activity, ActivityCreateInput, ActivityListParams } from '../schemas/activity';
 
 /** `crm.activities`: list and log the activities of an opportunity. */
 export class Activities {
-  readonly #call: Caller;
+  readonly #scope: Scope;
 
   /** @internal */
-  constructor(call: Caller) {
-    this.#call = call;
+  constructor(scope: Scope) {
+    this.#scope = scope;
   }
 
   /**
@@ -26,7 +26,7 @@ export class Activities {
    * ```
    */
   list(params: ActivityListParams, options?: ListOptions): PagePromise<Activity> {
-    return this.#call.list(endpoints.listActivities, params, options);
+    return this.#scope.list(endpoints.listActivities, params, options);
   }
 
   /**
@@ -39,6 +39,6 @@ export class Activities {
    * ```
    */
   create(input: ActivityCreateInput, options?: RequestOptions): CrmPromise<Activity> {
-    return this.#call.one(endpoints.createActivity, { body: input }, options);
+    return this.#scope.one(endpoints.createActivity, { body: input }, options);
   }
 }

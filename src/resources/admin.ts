@@ -1,16 +1,16 @@
-import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import { endpoints } from '../endpoints';
+import type { Scope } from '../internal/scope';
 import type { RequestOptions } from '../options';
 import type { ApiKeyGenerateResult, ApiKeyStatus, GrantResolution } from '../schemas/admin';
 
 /** `crm.grants`: grant resolution. */
 export class Grants {
-  readonly #call: Caller;
+  readonly #scope: Scope;
 
   /** @internal */
-  constructor(call: Caller) {
-    this.#call = call;
+  constructor(scope: Scope) {
+    this.#scope = scope;
   }
 
   /**
@@ -23,17 +23,17 @@ export class Grants {
    * ```
    */
   resolve(grantId: string, options?: RequestOptions): CrmPromise<GrantResolution> {
-    return this.#call.one(endpoints.resolveGrant, { query: { grantId } }, options);
+    return this.#scope.one(endpoints.resolveGrant, { query: { grantId } }, options);
   }
 }
 
 /** `crm.apiKey`: key management, with the administrator's bearer token (`adminToken`). */
 export class ApiKeys {
-  readonly #call: Caller;
+  readonly #scope: Scope;
 
   /** @internal */
-  constructor(call: Caller) {
-    this.#call = call;
+  constructor(scope: Scope) {
+    this.#scope = scope;
   }
 
   /**
@@ -46,7 +46,7 @@ export class ApiKeys {
    * ```
    */
   status(options?: RequestOptions): CrmPromise<ApiKeyStatus> {
-    return this.#call.one(endpoints.apiKeyStatus, {}, options);
+    return this.#scope.one(endpoints.apiKeyStatus, {}, options);
   }
 
   /**
@@ -60,6 +60,6 @@ export class ApiKeys {
    * ```
    */
   generate(options?: RequestOptions): CrmPromise<ApiKeyGenerateResult> {
-    return this.#call.one(endpoints.generateApiKey, {}, options);
+    return this.#scope.one(endpoints.generateApiKey, {}, options);
   }
 }

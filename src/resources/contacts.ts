@@ -1,17 +1,17 @@
-import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import type { PagePromise } from '../core/page';
 import { endpoints } from '../endpoints';
+import type { Scope } from '../internal/scope';
 import type { ListOptions, RequestOptions } from '../options';
 import type { Contact, ContactCreateInput, ContactListParams, ContactUpdateInput } from '../schemas/contact';
 
 /** `crm.contacts`: create, update and list contacts. */
 export class Contacts {
-  readonly #call: Caller;
+  readonly #scope: Scope;
 
   /** @internal */
-  constructor(call: Caller) {
-    this.#call = call;
+  constructor(scope: Scope) {
+    this.#scope = scope;
   }
 
   /**
@@ -23,7 +23,7 @@ export class Contacts {
    * ```
    */
   create(input: ContactCreateInput, options?: RequestOptions): CrmPromise<Contact> {
-    return this.#call.one(endpoints.createContact, { body: input }, options);
+    return this.#scope.one(endpoints.createContact, { body: input }, options);
   }
 
   /**
@@ -36,7 +36,7 @@ export class Contacts {
    * ```
    */
   update(id: string, input: ContactUpdateInput, options?: RequestOptions): CrmPromise<Contact> {
-    return this.#call.one(endpoints.updateContact, { path: { id }, body: input }, options);
+    return this.#scope.one(endpoints.updateContact, { path: { id }, body: input }, options);
   }
 
   /**
@@ -50,6 +50,6 @@ export class Contacts {
    * ```
    */
   list(params: ContactListParams = {}, options?: ListOptions): PagePromise<Contact> {
-    return this.#call.list(endpoints.listContacts, params, options);
+    return this.#scope.list(endpoints.listContacts, params, options);
   }
 }

@@ -1,16 +1,16 @@
-import type { Caller } from '../core/caller';
 import type { CrmPromise } from '../core/crm-promise';
 import { endpoints } from '../endpoints';
+import type { Scope } from '../internal/scope';
 import type { RequestOptions } from '../options';
 import type { Opportunity, OpportunityCreateInput, OpportunityUpdateInput } from '../schemas/opportunity';
 
 /** `crm.opportunities`: read, create and update opportunities. */
 export class Opportunities {
-  readonly #call: Caller;
+  readonly #scope: Scope;
 
   /** @internal */
-  constructor(call: Caller) {
-    this.#call = call;
+  constructor(scope: Scope) {
+    this.#scope = scope;
   }
 
   /**
@@ -23,7 +23,7 @@ export class Opportunities {
    * ```
    */
   get(id: string, options?: RequestOptions): CrmPromise<Opportunity> {
-    return this.#call.one(endpoints.getOpportunity, { path: { id } }, options);
+    return this.#scope.one(endpoints.getOpportunity, { path: { id } }, options);
   }
 
   /**
@@ -38,7 +38,7 @@ export class Opportunities {
    * ```
    */
   create(input: OpportunityCreateInput, options?: RequestOptions): CrmPromise<Opportunity> {
-    return this.#call.one(endpoints.createOpportunity, { body: input }, options);
+    return this.#scope.one(endpoints.createOpportunity, { body: input }, options);
   }
 
   /**
@@ -50,6 +50,6 @@ export class Opportunities {
    * ```
    */
   update(id: string, input: OpportunityUpdateInput, options?: RequestOptions): CrmPromise<Opportunity> {
-    return this.#call.one(endpoints.updateOpportunity, { path: { id }, body: input }, options);
+    return this.#scope.one(endpoints.updateOpportunity, { path: { id }, body: input }, options);
   }
 }

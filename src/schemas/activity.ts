@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { maxLength } from '../core/length';
+import { maxLength } from '../internal/length';
 import { DateTimeInput, NonEmptyString, openEnum, opt } from './common';
 import { PageParams } from './pagination';
 

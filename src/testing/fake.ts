@@ -1,7 +1,7 @@
 import type { IsEqual } from 'type-fest';
-import type { Endpoint } from '../core/endpoint';
-import { issuesOf } from '../core/issues';
 import { endpoints } from '../endpoints';
+import type { Endpoint } from '../internal/endpoint';
+import { issuesOf } from '../internal/issues';
 import { FakeHttpError } from './http-error';
 import type { FakeSeed } from './records';
 import { type FakeRoute, routes } from './routes';

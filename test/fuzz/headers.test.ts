@@ -118,18 +118,27 @@ describe('credentials with CR, LF, NUL or other illegal characters', () => {
     const seen = capture('get', '/integrations/v1/opportunities/opp_1', ok({ id: 'opp_1' }));
     const printable = fc
       .string({ unit: 'binary-ascii', minLength: 1, maxLength: 20 })
-      .filter((s) => /^[\x20-\x7e]+$/.test(s));
+      // Spaces around a key are refused (see below): fetch would trim them on the wire.
+      .filter((s) => /^[\x20-\x7e]+$/.test(s) && s.trim() === s);
     await fc.assert(
       fc.asyncProperty(printable, async (value) => {
         seen.length = 0;
         await makeClient({ apiKey: value, tenantId: value, maxRetries: 0 }).opportunities.get('opp_1');
         expect(seen).toHaveLength(1);
-        // Fetch trims leading and trailing spaces of a header value; nothing else changes it.
-        expect(seen[0]?.headers.get('x-api-key')).toBe(value.trim());
+        expect(seen[0]?.headers.get('x-api-key')).toBe(value);
+        expect(seen[0]?.headers.get('x-tenant-id')).toBe(value);
       }),
       { numRuns: 30 },
     );
   });
+});
+
+test('a key or admin token with spaces around it is refused at construction, since fetch would send it trimmed', () => {
+  for (const value of [' key_live_1', 'key_live_1 ', '  ', ' ']) {
+    expect(() => makeClient({ apiKey: value })).toThrow(CrmValidationError);
+    expect(() => makeClient({ adminToken: value })).toThrow(CrmValidationError);
+    expect(() => makeClient().withTenant('t2', { apiKey: value })).toThrow(CrmValidationError);
+  }
 });
 
 describe('header values with CR, LF, NUL or other illegal characters', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { parseContext } from '../../src/core/parse-context';
 import { endpoints } from '../../src/endpoints';
+import { parseContext } from '../../src/internal/parse-context';
 
 /** Values a part may hold: valid-looking ids, dates, numbers, objects and anything else. */
 const value = fc.oneof(

@@ -1,10 +1,13 @@
 const MASK = '[redacted]';
 
+/** Masks credentials in a value: strings, and the strings inside arrays and plain objects. */
+export type Redact = <T>(value: T) => T;
+
 /**
  * Returns a function that replaces every occurrence of the given secrets inside strings, arrays
  * and plain objects. Errors pass server text through it, since a server may echo a credential.
  */
-export function redactor(secrets: readonly (string | undefined)[]): <T>(value: T) => T {
+export function redactor(secrets: readonly (string | undefined)[]): Redact {
   const present = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 4);
   if (present.length === 0) return (value) => value;
   const redactString = (text: string) => present.reduce((out, secret) => out.split(secret).join(MASK), text);
@@ -24,7 +27,7 @@ export function redactor(secrets: readonly (string | undefined)[]): <T>(value: T
  * An error safe to keep as a `cause`: the same error when no secret is in its message, stack or
  * causes, else a plain copy with the secrets masked (a custom fetch may put anything in there).
  */
-export function redactError(error: unknown, redact: <T>(value: T) => T, depth = 0): unknown {
+export function redactError(error: unknown, redact: Redact, depth = 0): unknown {
   if (!(error instanceof Error) || depth > 4) return error;
   const cause = redactError(error.cause, redact, depth + 1);
   if (redact(error.message) === error.message && redact(error.stack) === error.stack && cause === error.cause) {
@@ -37,7 +40,7 @@ export function redactError(error: unknown, redact: <T>(value: T) => T, depth = 
 }
 
 /** A copy of `headers` with every credential header masked, for logs and snapshots. */
-export function redactHeaders(headers: Headers, redact: <T>(value: T) => T): Headers {
+export function redactHeaders(headers: Headers, redact: Redact): Headers {
   const out = new Headers();
   for (const [name, value] of headers) {
     out.set(name, /^(authorization|x-api-key|cookie|set-cookie)$/i.test(name) ? MASK : redact(value));

@@ -1,36 +1,34 @@
 import { isHTTPError, type RetryOptions } from 'ky';
-import { retryAfterMsOf } from './errors';
+import { retryAfterMsOf } from './attempt';
 
 /**
  * When ky may retry. GET and PUT are safe to repeat: they are retried on 408, 429, 5xx, network
  * errors and timeouts. The API has no idempotency keys, so a POST is retried only when the
  * answer proves it was not acted on: 429, or 503 with `Retry-After`.
  */
-export const retryPolicy = (limit: number, maxRetryAfter: number): RetryOptions => ({
-  limit,
+export const retryPolicy: RetryOptions = {
   methods: ['get', 'put', 'post'],
   statusCodes: [408, 429, 500, 502, 503, 504],
   afterStatusCodes: [429, 503],
-  maxRetryAfter,
   backoffLimit: 8_000,
   // Keeps at least half the backoff, so a burst of retries spreads out without any being immediate.
   jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
   retryOnTimeout: true,
   shouldRetry: ({ error }) => {
     // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
-    if (isHTTPError(error) && outlastsDeadline(error.response.headers, error.options.context, maxRetryAfter))
-      return false;
+    if (isHTTPError(error) && outlastsDeadline(error.response.headers, error.options.context)) return false;
     const method = (error as { request?: Request }).request?.method;
     if (method !== 'POST') return undefined;
     if (!isHTTPError(error)) return false;
     const { status, headers } = error.response;
     return status === 429 || (status === 503 && headers.has('retry-after')) ? undefined : false;
   },
-});
+};
 
-function outlastsDeadline(headers: Headers, context: Record<string, unknown>, maxRetryAfter: number): boolean {
-  const deadline = context.deadline;
-  if (typeof deadline !== 'number') return false;
+/** The call's settings reach the policy through ky's `context` (see retrier.ts). */
+function outlastsDeadline(headers: Headers, context: Record<string, unknown>): boolean {
+  const { deadline, maxRetryAfter } = context as { deadline?: number; maxRetryAfter: number };
+  if (deadline === undefined) return false;
   const wait = retryAfterMsOf(headers);
   return wait !== undefined && Math.min(wait, maxRetryAfter) >= deadline - Date.now();
 }

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import type { CrmValidationIssue } from './errors';
+import type { CrmValidationIssue } from '../core/errors';
 
 /** zod's issues as the SDK reports them; `skip` drops leading path segments (`body`, `query`). */
 export function issuesOf(error: z.core.$ZodError, skip = 0): CrmValidationIssue[] {

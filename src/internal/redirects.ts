@@ -1,8 +1,8 @@
-import type { Call, Received } from './call';
-import { CrmConnectionError } from './errors';
+import { AttemptFailure, type Received } from './attempt';
+import type { PreparedCall } from './prepared-call';
 
 /** Sends one request and reads its answer (the request path's own fetch, with its logging). */
-type Send = (href: string, init: RequestInit, call: Call) => Promise<Received>;
+type Send = (href: string, init: RequestInit, call: PreparedCall) => Promise<Received>;
 
 /** The statuses fetch itself would follow. */
 const FOLLOWED = new Set([301, 302, 303, 307, 308]);
@@ -20,7 +20,12 @@ const MAX_HOPS = 20;
  * Loaded with ky, on demand: a redirect is an answer that is not a 2xx, so it takes the same path
  * as a retry.
  */
-export async function followRedirects(first: Received, call: Call, signal: AbortSignal, send: Send): Promise<Received> {
+export async function followRedirects(
+  first: Received,
+  call: PreparedCall,
+  signal: AbortSignal,
+  send: Send,
+): Promise<Received> {
   // Set up at the first redirect: this runs for every attempt that failed, and most are not redirects.
   let origin: string | undefined;
   let init: RequestInit | undefined;
@@ -30,9 +35,10 @@ export async function followRedirects(first: Received, call: Call, signal: Abort
     const { response } = received;
     if (response.type === 'opaqueredirect') {
       // Browsers hide a manual redirect's Location, so there is no telling whether it stays on the origin.
-      throw new CrmConnectionError(
-        `The server answered ${call.where} with a redirect that this runtime does not let the SDK read, so it was not followed: set baseUrl to the address it redirects to`,
+      const cause = new Error(
+        'the server answered with a redirect that this runtime does not let the SDK read, so it was not followed: set baseUrl to the address it redirects to',
       );
+      throw new AttemptFailure({ kind: 'network', cause });
     }
     const location = response.headers.get('location');
     const target = location !== null && FOLLOWED.has(response.status) ? urlOf(location, href) : undefined;

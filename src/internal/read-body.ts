@@ -1,4 +1,4 @@
-import { CrmResponseTooLargeError } from './errors';
+import { AttemptFailure } from './attempt';
 
 /**
  * Reads a response body as text, refusing more than `limit` bytes: a declared length over the
@@ -14,7 +14,7 @@ export function readBodyText(response: Response, limit: number): Promise<string>
       .cancel()
       .catch(() => undefined)
       .then(() => {
-        throw tooLarge(response, limit, Number(declared));
+        throw tooLarge(response, Number(declared));
       });
   }
   // A declared, uncompressed length within the limit is what arrives: read it in one go (and,
@@ -34,16 +34,12 @@ async function readCapped(response: Response, body: ReadableStream<Uint8Array>, 
     received += value.byteLength;
     if (received > limit) {
       await reader.cancel().catch(() => undefined);
-      throw tooLarge(response, limit, received);
+      throw tooLarge(response, received);
     }
     text += decoder.decode(value, { stream: true });
   }
   return text + decoder.decode();
 }
 
-function tooLarge(response: Response, limit: number, size: number) {
-  return new CrmResponseTooLargeError(
-    `Response body of at least ${size} bytes exceeds maxResponseBytes (${limit}); the rest was not read`,
-    { status: response.status, headers: response.headers, body: undefined },
-  );
-}
+const tooLarge = ({ status, headers }: Response, size: number) =>
+  new AttemptFailure({ kind: 'too-large', status, headers, size });

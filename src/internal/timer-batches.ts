@@ -17,7 +17,7 @@ export interface TimeoutBatch {
  * Nothing here reads a clock, so fake timers (`vi.useFakeTimers()`) drive it as they drive
  * `setTimeout`. A batch's timer is cleared when its last call is over, so idle clients hold none.
  */
-export class Timeouts {
+export class TimerBatches {
   #open: TimeoutBatch | undefined;
   readonly #close = (): void => {
     this.#open = undefined;

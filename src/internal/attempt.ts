@@ -1,0 +1,74 @@
+// What an attempt comes to. Apart from the request path, since the chunks loaded on demand (the
+// retrier, the limiter) read it too, and the errors read `retryAfterMsOf`: the entry then shares
+// one small module with them, not its errors (PERFORMANCE.md, "chunks loaded on demand").
+
+/** An answer, with its body already read. */
+export interface Received {
+  readonly response: Response;
+  readonly text: string;
+}
+
+/** What one attempt ended with: an answer, or what it threw (`timedOut` when its own timer stopped it). */
+export type Outcome = Received | { readonly error: unknown; readonly timedOut: boolean };
+
+/**
+ * Why a call failed, in terms the transport turns into a `CrmError` without knowing who found
+ * out: the first attempt, ky, the body reader or the limiter.
+ */
+export type Failure =
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly statusText: string;
+      readonly headers: Headers;
+      readonly text: string | undefined;
+      /** Why the answer was not acted on, when the status alone does not say (a redirect not followed). */
+      readonly note?: string | undefined;
+    }
+  | { readonly kind: 'timeout' | 'queued' }
+  | { readonly kind: 'network'; readonly cause: unknown }
+  | { readonly kind: 'too-large'; readonly status: number; readonly headers: Headers; readonly size: number };
+
+/**
+ * The one error the machinery below the transport throws for a failed call. The transport alone
+ * makes `CrmError`s out of it, in the call's own async frame, so that every error's stack runs on
+ * to the code that awaited the call.
+ */
+export class AttemptFailure extends Error {
+  readonly failure: Failure;
+  constructor(failure: Failure) {
+    super(failure.kind);
+    this.failure = failure;
+  }
+}
+
+/** An answer that failed the call, with the body read from it. */
+export const httpFailure = (
+  { status, statusText, headers }: Response,
+  text: string | undefined,
+): Extract<Failure, { kind: 'http' }> => ({
+  kind: 'http',
+  status,
+  statusText,
+  headers,
+  text,
+});
+
+/** A first attempt's outcome as a failure, for when ky, which would retry it, could not be loaded. */
+export const failureOf = (first: Outcome): AttemptFailure =>
+  new AttemptFailure(
+    'response' in first
+      ? httpFailure(first.response, first.text)
+      : first.timedOut
+        ? { kind: 'timeout' }
+        : { kind: 'network', cause: first.error },
+  );
+
+/** `Retry-After` in seconds or as an HTTP date, in milliseconds from now. */
+export function retryAfterMsOf(headers: Headers, now = Date.now()): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,11 @@
+import type * as z from 'zod/mini';
+import { CrmValidationError } from '../core/errors';
+import { issuesOf } from './issues';
+import { parseContext } from './parse-context';
+
+/** `value` parsed by `schema`, or a `CrmValidationError` that names every offending field. */
+export function check<S extends z.ZodMiniType>(schema: S, value: unknown, prefix: string): z.output<S> {
+  const result = schema.safeParse(value, parseContext);
+  if (!result.success) throw new CrmValidationError(issuesOf(result.error), prefix);
+  return result.data;
+}

@@ -1,0 +1,31 @@
+import type { ApiKeyProvider, CallSettings } from '../options';
+import type { Pagination } from '../schemas/pagination';
+import type { Redact } from './redact';
+import type { Scope } from './scope';
+
+/**
+ * One call, checked and built by `Transport.prepare()`: every attempt sends exactly this. It
+ * also carries what the call learns on its way (attempts made, the response), so that nothing
+ * else is allocated per call.
+ */
+export interface PreparedCall {
+  readonly href: string;
+  readonly init: { method: string; headers: Readonly<Record<string, string>>; redirect: 'manual'; body?: string };
+  /** `GET /integrations/v1/contacts`, for messages. */
+  readonly where: string;
+  readonly settings: CallSettings;
+  /** The client it was made by: its tenant, its key, the credentials it masks. */
+  readonly scope: Scope;
+  /** When `totalTimeout` runs out (epoch ms). */
+  readonly deadline: number | undefined;
+  /** Masks the credentials this call carries, wherever its text reaches an error or a log. */
+  redact: Redact;
+  /** The `apiKey` function that looks this call's key up; the headers have no `x-api-key` until then. */
+  readonly keyFrom: ApiKeyProvider | undefined;
+  /** Attempts sent so far. */
+  attempts: number;
+  /** The answer the data came from, once it has come. */
+  response: Response | undefined;
+  /** The envelope's `pagination`, on lists. */
+  pagination: Pagination | undefined;
+}

@@ -1,0 +1,71 @@
+import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
+import { AttemptFailure, httpFailure, type Outcome, type Received } from './attempt';
+import type { PreparedCall } from './prepared-call';
+import { followRedirects, unfollowedNote } from './redirects';
+import { retryPolicy } from './retry-policy';
+
+/**
+ * Every attempt after a first that failed, driven by ky: it replays the first attempt's outcome
+ * into ky, which decides whether, when and how often to try again. Resolves with the answer that
+ * succeeded; rejects with an `AttemptFailure`, or with what the caller's signal or the body
+ * reader threw. ky's own errors never leave this module.
+ */
+export type Retrier = (call: PreparedCall, first: Outcome) => Promise<Received>;
+
+type Send = (input: RequestInfo | URL, init: RequestInit | undefined, call: PreparedCall) => Promise<Received>;
+
+/** Loaded on demand, with ky (see PERFORMANCE.md, "the first attempt outside ky"). */
+export function createRetrier(baseUrl: string, send: Send): Retrier {
+  // Bodies are read inside fetch, so ky gets bodiless Responses; their text is kept here.
+  const bodies = new WeakMap<Response, string>();
+  const bare = ({ response, text }: Received): Response => {
+    const { status, statusText, headers } = response;
+    const copy = new Response(null, { status, statusText, headers });
+    bodies.set(copy, text);
+    return copy;
+  };
+  const client: KyInstance = ky.create({ retry: retryPolicy });
+
+  const failureOf = (error: unknown): unknown => {
+    if (isHTTPError(error)) {
+      const { response } = error;
+      return new AttemptFailure({
+        ...httpFailure(response, bodies.get(response)),
+        note: unfollowedNote(response, baseUrl),
+      });
+    }
+    if (isTimeoutError(error)) return new AttemptFailure({ kind: 'timeout' });
+    if (isNetworkError(error)) return new AttemptFailure({ kind: 'network', cause: error.cause });
+    return error;
+  };
+
+  return async (call, first) => {
+    let replay: Outcome | undefined = first;
+    const { settings, deadline } = call;
+    const options: Options = {
+      ...call.init,
+      fetch: async (input, init) => {
+        const outcome = replay;
+        replay = undefined;
+        if (outcome !== undefined && !('response' in outcome)) {
+          throw outcome.timedOut ? new TimeoutError(input as Request) : outcome.error;
+        }
+        const received = outcome ?? (await send(input, init, call));
+        // Within the attempt, so ky's timeout and the caller's signal cover the redirects too.
+        if (received.response.ok) return bare(received);
+        return bare(await followRedirects(received, call, (input as Request).signal, send));
+      },
+      timeout: settings.timeout,
+      retry: { limit: settings.maxRetries, maxRetryAfter: settings.maxRetryAfter },
+      context: { deadline, maxRetryAfter: settings.maxRetryAfter },
+    };
+    if (settings.signal) options.signal = settings.signal;
+    if (deadline !== undefined) options.totalTimeout = Math.max(1, deadline - Date.now());
+    try {
+      const response = await client(call.href, options);
+      return { response, text: bodies.get(response) ?? '' };
+    } catch (error) {
+      throw failureOf(error);
+    }
+  };
+}

@@ -1,0 +1,159 @@
+import type * as z from 'zod/mini';
+import { CrmPromise } from '../core/crm-promise';
+import { CrmValidationError } from '../core/errors';
+import { Page, PagePromise } from '../core/page';
+import {
+  type ApiKeyProvider,
+  type CallSettings,
+  type ListOptions,
+  ListOptionsSchema,
+  type RequestOptions,
+  RequestOptionsSchema,
+  settingsFor,
+} from '../options';
+import type { Endpoint, EndpointInput } from './endpoint';
+import { type Redact, redactor } from './redact';
+import type { Transport } from './transport';
+
+/** What a derived scope changes; the rest comes from its parent. */
+interface Derivation {
+  readonly tenantId?: string | undefined;
+  readonly apiKey?: string | ApiKeyProvider | undefined;
+  readonly defaults?: CallSettings | undefined;
+}
+
+type Auth = Endpoint['auth'];
+
+/**
+ * What a client's calls are made as: its tenant, its API key, its call defaults, and the
+ * transport it shares with every client derived from the same `new CrmClient()`. The resources
+ * hold one and hand it their calls (`one()`, `list()`), which it resolves against its defaults
+ * and passes to the transport, and whose results it wraps in the promise types methods return.
+ */
+export class Scope {
+  readonly transport: Transport;
+  readonly tenantId: string | undefined;
+  /** A key, a function that looks one up per call, or undefined (the first call that needs one says so). */
+  readonly apiKey: string | ApiKeyProvider | undefined;
+  readonly defaults: CallSettings;
+  /** The credentials this scope knows of, masked wherever server text reaches an error or a log. */
+  readonly secrets: readonly string[];
+  readonly redact: Redact;
+  /** The headers of a call with the default settings, per kind of auth: the same object for every such call. */
+  readonly #headers: Partial<Record<Auth, Readonly<Record<string, string>>>> = {};
+
+  constructor(
+    transport: Transport,
+    tenantId: string | undefined,
+    apiKey: string | ApiKeyProvider | undefined,
+    defaults: CallSettings,
+    secrets: readonly string[],
+  ) {
+    this.transport = transport;
+    this.tenantId = tenantId;
+    this.apiKey = apiKey;
+    this.defaults = defaults;
+    this.secrets = typeof apiKey === 'string' && !secrets.includes(apiKey) ? [...secrets, apiKey] : secrets;
+    this.redact = redactor(this.secrets);
+  }
+
+  /** A scope like this one, with another tenant, key or defaults, sharing the transport. */
+  derive({ tenantId = this.tenantId, apiKey = this.apiKey, defaults = this.defaults }: Derivation): Scope {
+    return new Scope(this.transport, tenantId, apiKey, defaults, this.secrets);
+  }
+
+  /**
+   * The headers of a call: the client's, the call's, and the credentials its endpoint needs
+   * (without `x-api-key` when a function looks the key up). Throws when a credential is missing.
+   */
+  headersFor(auth: Auth, settings: CallSettings): Readonly<Record<string, string>> {
+    const usual = settings.headers === this.defaults.headers;
+    const cached = usual ? this.#headers[auth] : undefined;
+    if (cached) return cached;
+    const headers = { accept: 'application/json', ...settings.headers, ...this.#credentials(auth) };
+    if (usual) this.#headers[auth] = headers;
+    return headers;
+  }
+
+  #credentials(auth: Auth): Record<string, string> {
+    const { apiKey, tenantId } = this;
+    if (auth === 'admin') {
+      const token = this.transport.options.adminToken;
+      if (!token) throw missing('adminToken', 'CRM_ADMIN_TOKEN');
+      return { authorization: `Bearer ${token}` };
+    }
+    if (!apiKey) throw missing('apiKey', 'CRM_API_KEY');
+    if (!tenantId) throw missing('tenantId', 'CRM_TENANT_ID');
+    return typeof apiKey === 'string' ? { 'x-api-key': apiKey, 'x-tenant-id': tenantId } : { 'x-tenant-id': tenantId };
+  }
+
+  /** A call that returns one record (or object). */
+  one<E extends Endpoint>(
+    endpoint: E,
+    input: EndpointInput<E>,
+    options?: RequestOptions,
+  ): CrmPromise<z.output<E['data']>> {
+    try {
+      const settings = settingsFor(this.defaults, options, RequestOptionsSchema);
+      const call = this.transport.prepare(this, endpoint, input, settings);
+      return new CrmPromise(this.transport.send(endpoint, call), call);
+    } catch (error) {
+      // Bad options, bad input, a missing credential: nothing was sent.
+      return new CrmPromise(Promise.reject(error), NOTHING);
+    }
+  }
+
+  /** A call that returns a page, and whatever iterating it needs to ask for the next ones. */
+  list<E extends Endpoint<z.ZodMiniType, undefined, z.ZodMiniType<{ id: string }>>>(
+    endpoint: E,
+    query: { page?: number | undefined; limit?: number | undefined } & EndpointInput<E>['query'],
+    options?: ListOptions,
+  ): PagePromise<z.output<E['data']>> {
+    type Item = z.output<E['data']>;
+    let settings: CallSettings | undefined;
+    // Read before validation, so a caller's null or non-object must not throw here: the request path reports it.
+    const given: { page?: unknown; limit?: unknown } = typeof query === 'object' && query !== null ? query : {};
+    const limit = typeof given.limit === 'number' ? given.limit : undefined;
+    // The first request sends the caller's parameters as given; later ones add `page`, and
+    // pages fetched ahead a signal of their own, to be cancelled when the loop ends.
+    const fetchPage = (
+      page: number,
+      signal?: AbortSignal,
+      pageQuery: object = { ...query, page },
+    ): PagePromise<Item> => {
+      try {
+        settings ??= settingsFor(this.defaults, options, ListOptionsSchema);
+        const { prefetch, signal: own } = settings;
+        const call = this.transport.prepare(
+          this,
+          endpoint,
+          { query: pageQuery },
+          signal ? { ...settings, signal: own ? AbortSignal.any([own, signal]) : signal } : settings,
+        );
+        const result = this.transport.send(endpoint, call).then(
+          (data) =>
+            new Page<Item>(data as unknown as Item[], call.pagination ?? {}, {
+              number: page,
+              limit,
+              prefetch,
+              fetch: fetchPage,
+            }),
+        );
+        return new PagePromise(result, call);
+      } catch (error) {
+        return new PagePromise(Promise.reject(error), NOTHING);
+      }
+    };
+    return fetchPage(typeof given.page === 'number' ? given.page : 1, undefined, query);
+  }
+}
+
+/** The reply of a call that was never sent. */
+const NOTHING = { response: undefined };
+
+function missing(field: string, variable: string): CrmValidationError {
+  return new CrmValidationError(
+    [{ field, path: [field], message: `Required for this call: pass ${field} to new CrmClient() or set ${variable}` }],
+    'Missing credential',
+  );
+}

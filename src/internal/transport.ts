@@ -1,0 +1,327 @@
+import type * as z from 'zod/mini';
+import {
+  apiErrorClassFor,
+  CrmAbortError,
+  CrmConnectionError,
+  CrmError,
+  CrmResponseTooLargeError,
+  CrmResponseValidationError,
+  CrmTimeoutError,
+  CrmValidationError,
+  serverMessageOf,
+} from '../core/errors';
+import type { CallSettings, TransportOptions } from '../options';
+import type { Pagination } from '../schemas/pagination';
+import { lookUpKey } from './api-key';
+import { AttemptFailure, failureOf, type Outcome, type Received } from './attempt';
+import { logAttempt } from './attempt-log';
+import { type Endpoint, loadValidators } from './endpoint';
+import { issuesOf } from './issues';
+import type { Limiter } from './limiter';
+import type { PreparedCall } from './prepared-call';
+import { readBodyText } from './read-body';
+import { type Redact, redactError, redactHeaders } from './redact';
+import type { Retrier } from './retrier';
+import type { Scope } from './scope';
+import { TimerBatches } from './timer-batches';
+
+type Data<E extends Endpoint> = z.output<E['data']>;
+
+/**
+ * THE request path, shared by a client and every client derived from it: `prepare()` checks a
+ * call and builds what every attempt sends; `send()` sends it, unwraps the envelope, and turns
+ * every failure into a `CrmError`. The order of the steps and the reasons for its shortcuts are
+ * in src/internal/README.md and PERFORMANCE.md.
+ */
+export class Transport {
+  readonly options: TransportOptions;
+  readonly #base: string;
+  readonly #timers = new TimerBatches();
+  #retrier: Retrier | undefined;
+  #retrierLoad: Promise<Retrier> | undefined;
+  #limiter: Promise<Limiter> | undefined;
+
+  constructor(options: TransportOptions) {
+    this.options = options;
+    this.#base = options.baseUrl.replace(/\/+$/, '');
+    // Started now, so that no call waits for them (PERFORMANCE.md, "chunks loaded on demand").
+    // A failure is ignored here: a call that needs the chunk loads it again and reports it.
+    this.#loadRetrier().catch(() => {});
+    if (options.maxConcurrency) this.#loadLimiter().catch(() => {});
+    if (options.validateResponses) loadValidators();
+  }
+
+  /** The call, checked and built: what every attempt sends. Throws on bad input or a missing credential. */
+  prepare(scope: Scope, endpoint: Endpoint, input: unknown, settings: CallSettings): PreparedCall {
+    const headers = scope.headersFor(endpoint.auth, settings);
+    const parsed = endpoint.parseInput(input);
+    if (!parsed.success) throw new CrmValidationError(issuesOf(parsed.error, 1));
+    const { path, query, body } = parsed.data;
+    const { tenantId, apiKey } = scope;
+    const url = path ? endpoint.fill(path) : endpoint.path;
+    const payload = endpoint.tenantIn === 'body' ? { tenantId, ...(body as object) } : body;
+    // Redirects are followed only within the origin (see redirects.ts), so no credential leaves it.
+    const init: PreparedCall['init'] = { method: endpoint.method, headers, redirect: 'manual' };
+    if (payload !== undefined) {
+      init.body = JSON.stringify(payload);
+      init.headers = { ...headers, 'content-type': 'application/json' };
+    }
+    const search = queryString(
+      query as Record<string, unknown> | undefined,
+      endpoint.tenantIn === 'query' ? tenantId : undefined,
+    );
+    return {
+      href: `${this.#base}/${url}${search}`,
+      init,
+      where: `${endpoint.method} /${url}`,
+      settings,
+      scope,
+      deadline: settings.totalTimeout === undefined ? undefined : Date.now() + settings.totalTimeout,
+      redact: scope.redact,
+      keyFrom: typeof apiKey === 'function' && endpoint.auth === 'apiKey' ? apiKey : undefined,
+      attempts: 0,
+      response: undefined,
+      pagination: undefined,
+    };
+  }
+
+  /** A prepared call's data, or a `CrmError`. */
+  send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
+    return call.keyFrom || this.options.maxConcurrency ? this.#sendLater(endpoint, call) : this.#send(endpoint, call);
+  }
+
+  /** A call that must first wait: for its key from an `apiKey` function, or for a `maxConcurrency` slot. */
+  async #sendLater<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
+    try {
+      if (call.keyFrom) await lookUpKey(call);
+      if (!this.options.maxConcurrency) return await this.#send(endpoint, call);
+      const limiter = await this.#loadLimiter();
+      return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
+    } catch (error) {
+      throw this.#toCrmError(error, call);
+    }
+  }
+
+  #loadLimiter(): Promise<Limiter> {
+    this.#limiter ??= import('./limiter').then(
+      ({ Limiter }) => new Limiter(this.options.maxConcurrency as number),
+      (error: unknown) => {
+        // A chunk that failed to load is tried again by the next call, which fails meanwhile.
+        this.#limiter = undefined;
+        throw error;
+      },
+    );
+    return this.#limiter;
+  }
+
+  #loadRetrier(): Promise<Retrier> {
+    this.#retrierLoad ??= import('./retrier').then(
+      ({ createRetrier }) => {
+        this.#retrier = createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call));
+        return this.#retrier;
+      },
+      (error: unknown) => {
+        // A chunk that failed to load (a flaky network, in a browser) is tried again by the next call.
+        this.#retrierLoad = undefined;
+        throw error;
+      },
+    );
+    return this.#retrierLoad;
+  }
+
+  /**
+   * A call from its first attempt to its data, or to a `CrmError`: a plain fetch, bounded by
+   * the attempt's timeout and the caller's signal; anything but a 2xx goes to ky. One async
+   * frame from fetch to the envelope (PERFORMANCE.md, "the first attempt outside ky").
+   */
+  async #send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
+    const { signal, timeout } = call.settings;
+    try {
+      signal?.throwIfAborted();
+      const limit = call.deadline === undefined ? timeout : Math.min(timeout, call.deadline - Date.now());
+      const timer = new AbortController();
+      const batch = this.#timers.start(timer, Math.max(0, limit));
+      let first: Outcome;
+      try {
+        const init = { ...call.init, signal: signal ? AbortSignal.any([signal, timer.signal]) : timer.signal };
+        if (this.options.logger) {
+          first = await this.#attempt(call.href, init, call);
+        } else {
+          // #attempt without its logging.
+          call.attempts = 1;
+          const response = await (this.options.fetch ?? globalThis.fetch)(call.href, init);
+          first = { response, text: await readBodyText(response, this.options.maxResponseBytes) };
+        }
+      } catch (error) {
+        if (signal?.aborted || error instanceof AttemptFailure) throw error;
+        first = { error, timedOut: timer.signal.aborted };
+      } finally {
+        this.#timers.end(batch);
+      }
+      const { response, text } = 'response' in first && first.response.ok ? first : await this.#retried(call, first);
+      return this.#unwrap(endpoint, call, text, response);
+    } catch (error) {
+      throw this.#toCrmError(error, call);
+    }
+  }
+
+  /** Every attempt after a first that failed, by ky; without ky, the first attempt's outcome as it is. */
+  async #retried(call: PreparedCall, first: Outcome): Promise<Received> {
+    const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
+    if (!retrier) throw failureOf(first);
+    return retrier(call, first);
+  }
+
+  /** One attempt: fetch, read the body within the size limit, log. */
+  async #attempt(input: RequestInfo | URL, init: RequestInit | undefined, call: PreparedCall): Promise<Received> {
+    const started = performance.now();
+    call.attempts += 1;
+    let status = 0;
+    let failure: unknown;
+    try {
+      // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
+      const response = await (this.options.fetch ?? globalThis.fetch)(input, init);
+      status = response.status;
+      return { response, text: await readBodyText(response, this.options.maxResponseBytes) };
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      const { logger } = this.options;
+      if (logger) {
+        const request = input instanceof Request ? input : new Request(input, init);
+        logAttempt(logger, call, request, status, failure, performance.now() - started);
+      }
+    }
+  }
+
+  /** The envelope's `data`; its `pagination` and the response go on the call. */
+  #unwrap<E extends Endpoint>(endpoint: E, call: PreparedCall, text: string, response: Response): Data<E> {
+    const { redact, where } = call;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      const type = response.headers.get('content-type') ?? 'no content type';
+      throw new CrmResponseValidationError(
+        `Expected a JSON envelope from ${where}, got ${type}: ${redact(text.slice(0, 200))}`,
+        { ...facts(response.status, response.headers, redact), body: redact(text) },
+        [{ field: '', path: [], message: `Not JSON (${type})` }],
+      );
+    }
+    if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
+      throw apiError(response.status, json, response.headers, call, 'success: false');
+    }
+    // Unvalidated responses that are not even an envelope get the full check, for its precise error.
+    if (this.options.validateResponses || !isFramed(endpoint, json)) {
+      const result = endpoint.parseEnvelope(json);
+      if (!result.success) {
+        const issues = issuesOf(result.error);
+        throw new CrmResponseValidationError(
+          `Unexpected response from ${where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
+          { ...facts(response.status, response.headers, redact), body: redact(json) },
+          issues,
+        );
+      }
+      json = result.data;
+    }
+    const envelope = json as { data: Data<E>; pagination?: Pagination };
+    call.response = response;
+    call.pagination = envelope.pagination;
+    return envelope.data;
+  }
+
+  /** The one place where a failed call becomes a `CrmError`, in the call's frame (see README.md, "Stacks"). */
+  #toCrmError(error: unknown, call: PreparedCall): CrmError {
+    if (error instanceof CrmError) return error;
+    const { where, settings, deadline, redact } = call;
+    const failure = error instanceof AttemptFailure ? error.failure : undefined;
+    if (settings.signal?.aborted) {
+      return new CrmAbortError(`Aborted${failure?.kind === 'queued' ? ' while queued' : ''}: ${where}`, {
+        cause: settings.signal.reason,
+      });
+    }
+    switch (failure?.kind) {
+      case 'http':
+        return apiError(
+          failure.status,
+          parseLenient(failure.text),
+          failure.headers,
+          call,
+          failure.statusText,
+          failure.note,
+        );
+      case 'too-large': {
+        const { size, status, headers } = failure;
+        return new CrmResponseTooLargeError(
+          `Response body of at least ${size} bytes exceeds maxResponseBytes (${this.options.maxResponseBytes}); the rest was not read`,
+          { ...facts(status, headers, redact), body: undefined },
+        );
+      }
+      case 'queued':
+        return new CrmTimeoutError(`Not started within totalTimeout (queued for a maxConcurrency slot): ${where}`);
+      case 'timeout':
+        // ky's timer may fire a millisecond or two early, hence the tolerance.
+        return new CrmTimeoutError(
+          deadline !== undefined && Date.now() >= deadline - 10
+            ? `Not done within totalTimeout (${settings.totalTimeout} ms), retries included: ${where}`
+            : `No response within ${settings.timeout} ms: ${where}`,
+        );
+    }
+    const cause = redactError(failure?.kind === 'network' ? failure.cause : error, redact);
+    const reason = cause instanceof Error ? `: ${cause.message}` : '';
+    return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
+  }
+}
+
+function apiError(
+  status: number,
+  body: unknown,
+  headers: Headers,
+  { where, redact }: PreparedCall,
+  fallback: string,
+  note?: string,
+) {
+  const safeBody = redact(body);
+  const said = redact(note ?? serverMessageOf(safeBody) ?? fallback);
+  const ErrorClass = apiErrorClassFor(status);
+  return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
+    ...facts(status, headers, redact),
+    body: safeBody,
+  });
+}
+
+/** The status and masked headers of an answer that failed the call; only failures copy its headers. */
+const facts = (status: number, headers: Headers, redact: Redact) => ({
+  status,
+  headers: redactHeaders(headers, redact),
+});
+
+/** `?tenantId=t&a=1&b=2` from the tenant and the defined values, percent-encoded; empty when there are none. */
+function queryString(params: Record<string, unknown> | undefined, tenantId: string | undefined): string {
+  let text = tenantId === undefined ? '' : `?tenantId=${encodeURIComponent(tenantId)}`;
+  // Concatenation rather than URLSearchParams: this runs on every call, and costs a third as much.
+  for (const name in params) {
+    const value = params[name];
+    if (value !== undefined)
+      text += `${text ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`;
+  }
+  return text;
+}
+
+/** An envelope's frame: success, and data of the right kind; the records' fields are not looked at. */
+function isFramed(endpoint: Endpoint, json: unknown): boolean {
+  const envelope = json as { success?: unknown; data?: unknown } | null;
+  if (typeof envelope !== 'object' || envelope === null || envelope.success !== true) return false;
+  return endpoint.list ? Array.isArray(envelope.data) : typeof envelope.data === 'object' && envelope.data !== null;
+}
+
+/** An error body: parsed JSON, else the text, else undefined. */
+function parseLenient(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
