@@ -1,25 +1,27 @@
-import { CrmError } from '../core/errors';
 import { ApiKeySchema } from '../options';
+import { AttemptFailure } from './attempt';
 import { check } from './check';
 import type { PreparedCall } from './prepared-call';
 import { redactor } from './redact';
 
 /**
- * Gives `call` the key its `apiKey` function returns for the call's tenant, held to the rules of
- * a configured key and masked like one. Rejects with a `CrmError` whose `cause` is what the
- * function threw, or with a `CrmValidationError` that does not show the key; either way nothing
- * is sent.
+ * What the call's `apiKey` function returns for the call's tenant. What it throws comes back as
+ * an `AttemptFailure` of kind `key`, which the transport reports with that error as `cause`.
  */
-export async function lookUpKey(call: PreparedCall): Promise<void> {
-  const { scope, keyFrom } = call;
-  const tenantId = scope.tenantId as string;
-  let key: unknown;
+export async function lookUpKey({ keyFrom, scope }: PreparedCall): Promise<unknown> {
   try {
-    key = await keyFrom?.({ tenantId });
+    return await keyFrom?.({ tenantId: scope.tenantId as string });
   } catch (cause) {
-    throw new CrmError(`The apiKey function failed for tenant "${tenantId}"; nothing was sent`, { cause });
+    throw new AttemptFailure({ kind: 'key', cause });
   }
+}
+
+/**
+ * Gives `call` a key its `apiKey` function returned, held to the rules of a configured key and
+ * masked like one. Throws a `CrmValidationError` that does not show the key.
+ */
+export function useKey(call: PreparedCall, key: unknown): void {
   const { apiKey } = check(ApiKeySchema, { apiKey: key }, 'The apiKey function returned an unusable key');
   call.init.headers = { ...call.init.headers, 'x-api-key': apiKey };
-  call.redact = redactor([...scope.secrets, apiKey]);
+  call.redact = redactor([...call.scope.secrets, apiKey]);
 }

@@ -26,7 +26,7 @@ export type Failure =
       readonly note?: string | undefined;
     }
   | { readonly kind: 'timeout' | 'queued' }
-  | { readonly kind: 'network'; readonly cause: unknown }
+  | { readonly kind: 'network' | 'key'; readonly cause: unknown }
   | { readonly kind: 'too-large'; readonly status: number; readonly headers: Headers; readonly size: number };
 
 /**

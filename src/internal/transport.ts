@@ -12,7 +12,7 @@ import {
 } from '../core/errors';
 import type { CallSettings, TransportOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
-import { lookUpKey } from './api-key';
+import { lookUpKey, useKey } from './api-key';
 import { AttemptFailure, failureOf, type Outcome, type Received } from './attempt';
 import { logAttempt } from './attempt-log';
 import { type Endpoint, loadValidators } from './endpoint';
@@ -93,7 +93,8 @@ export class Transport {
   /** A call that must first wait: for its key from an `apiKey` function, or for a `maxConcurrency` slot. */
   async #sendLater<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     try {
-      if (call.keyFrom) await lookUpKey(call);
+      // A key failure is built into an error here, after the caller's `await` has attached to the call (see README.md, "Stacks").
+      if (call.keyFrom) useKey(call, await lookUpKey(call));
       if (!this.options.maxConcurrency) return await this.#send(endpoint, call);
       const limiter = await this.#loadLimiter();
       return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
@@ -258,6 +259,10 @@ export class Transport {
           { ...facts(status, headers, redact), body: undefined },
         );
       }
+      case 'key':
+        return new CrmError(`The apiKey function failed for tenant "${call.scope.tenantId}"; nothing was sent`, {
+          cause: failure.cause,
+        });
       case 'queued':
         return new CrmTimeoutError(`Not started within totalTimeout (queued for a maxConcurrency slot): ${where}`);
       case 'timeout':
