@@ -3,8 +3,7 @@ import { defineConfig } from 'tsup';
 const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' };
 // msw is an optional peer of the testing entry, needed only there.
 const external = ['msw'];
-// Inlined where a module costs more to load than its bytes: Node pays about 0.6 ms for each module
-// file it resolves and compiles, and zod/mini alone is 92 files.
+// Inlined for Node and CJS: PERFORMANCE.md, "The inlined Node build".
 const selfContained = [/^zod(\/|$)/, 'ky'];
 
 export default defineConfig([

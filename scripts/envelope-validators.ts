@@ -1,19 +1,13 @@
 /**
  * Writes, ahead of time, a validator for every endpoint's response envelope, from the endpoint
- * table's zod schemas.
- *
- * A validator answers whether zod would accept a body, and nothing else: it checks the parsed JSON
- * where it lies, so a page of 200 records costs no copy. Every response schema is open (loose
- * objects, nullable fields, no transforms), so what zod would return is equal to the body itself.
- * zod's own compiler, used before, builds a copy of every record and a closure for every optional
- * field, which was most of the garbage a validated call made. Where a validator says no, zod's
- * interpreter parses the body, for its issues.
+ * table's zod schemas (why: PERFORMANCE.md, "Generated response validators"). A validator answers
+ * whether zod would accept a body, and nothing else, checking the parsed JSON where it lies.
  *
  * Only the kinds of schema that responses use are written; any other kind (a strict object, a
  * transform, a check) stops the generator, so a schema change cannot make a validator lenient.
  *
- * Run by `npm run generate`; `test/envelope-validators.test.ts` fails when the file is stale, and
- * holds every validator to zod's verdict.
+ * Run by `npm run generate`; `test/performance/envelope-validators.test.ts` fails when the file
+ * is stale, and holds every validator to zod's verdict.
  */
 import { endpoints } from '../src/endpoints';
 

@@ -19,8 +19,7 @@ const Credential = z
     z.regex(/^(?! )[\x20-\x7e\x80-\xff]*(?<! )$/, { error: 'Must not have spaces around it or control characters' }),
   );
 const HeaderName = /^[!#$%&'*+.^_`|~\w-]+$/;
-// Values checked as the object's catchall, names by the check: z.record() would do both, and add
-// 0.5 KiB gzipped to every app's bundle.
+// Values checked as the object's catchall, names by the check; not z.record() (PERFORMANCE.md, "zod features left out").
 const Headers = z.catchall(z.object({}), HeaderValue).check(
   z.superRefine((headers, ctx) => {
     for (const name of Object.keys(headers)) {
@@ -32,8 +31,7 @@ const Headers = z.catchall(z.object({}), HeaderValue).check(
 const MAX_TIMER = 2_147_483_647;
 const Timeout = z.int().check(z.gte(1), z.lte(MAX_TIMER));
 const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
-// The one URL check the SDK needs. zod's z.url() covers far more (hostname patterns,
-// normalisation) and adds 0.5 KiB gzipped to every app's bundle.
+// The one URL check the SDK needs; not z.url() (PERFORMANCE.md, "zod features left out").
 const isHttpUrl = (value: string) => /^https?:\/\/[^/]/i.test(value) && URL.canParse(value);
 const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
 
@@ -164,7 +162,7 @@ const request = {
   ),
 };
 // Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
-// (Shapes spread rather than z.extend(), which adds 0.5 KiB gzipped to every app's bundle.)
+// Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
 export const RequestOptionsSchema = z.strictObject(request);
 export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
 export const ClientDefaultsSchema = z.strictObject(defaults);
@@ -231,10 +229,7 @@ function merge(base: CallSettings, options: RequestOptions & ClientDefaults): Ca
   };
 }
 
-/**
- * The defaults, written here rather than with z._default(), which adds 0.2 KiB gzipped to every
- * app's bundle for what these lines say.
- */
+/** The defaults, applied after the check, not by z._default() (PERFORMANCE.md, "zod features left out"). */
 const BUILT_IN: CallSettings = {
   timeout: 30_000,
   totalTimeout: undefined,

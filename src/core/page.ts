@@ -167,7 +167,7 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
 
   /**
    * Every item of every page. A record that an insert shifted onto the next page is not yielded
-   * twice. Items of a page already fetched are handed out without a trip through a generator.
+   * twice. (PERFORMANCE.md, "Items handed out without a generator".)
    */
   [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
     const pages = this.pages();

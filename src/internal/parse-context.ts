@@ -1,8 +1,8 @@
 import type * as core from 'zod/v4/core';
 
-// The units of the issues the SDK's schemas can raise. Their only formats are patterns (the
-// date-time and email checks have messages of their own). zod's English locale names every unit
-// and format it knows, for 1.1 KiB gzipped in every app; this file costs half of that.
+// The SDK's own English messages, instead of zod's locale (PERFORMANCE.md, "zod features left out"). The units of the issues
+// its schemas can raise: their only formats are patterns (the date-time and email checks have
+// messages of their own).
 const UNITS: Record<string, string> = { string: 'characters' };
 
 /** A value as zod's English messages quote it. */
@@ -21,7 +21,7 @@ function kindOf(value: unknown): string {
 
 /**
  * The message of an issue, word for word as zod's English locale writes it for the issues the
- * SDK's schemas raise (test/messages.test.ts holds the two together); any other issue reads
+ * SDK's schemas raise (test/performance/english-messages.test.ts holds the two together); any other issue reads
  * "Invalid input", as it would with no locale.
  */
 function messageOf(issue: core.$ZodRawIssue): string {

@@ -17,8 +17,8 @@ export function readBodyText(response: Response, limit: number): Promise<string>
         throw tooLarge(response, Number(declared));
       });
   }
-  // A declared, uncompressed length within the limit is what arrives: read it in one go (and,
-  // this being every call's path, without an async frame of its own).
+  // A declared, uncompressed length within the limit is what arrives: read in one go
+  // (PERFORMANCE.md, "Small things on every call").
   if (declared !== null && !response.headers.has('content-encoding')) return response.text();
   return readCapped(response, body, limit);
 }

@@ -9,13 +9,8 @@ export interface TimeoutBatch {
 
 /**
  * Aborts each call's controller when its attempt timeout passes, with one timer for all the calls
- * that start in the same turn of the event loop instead of one per call. 200 calls at once
- * (`Promise.all`) start in one turn; a timer each cost about 3% of their CPU, most of it garbage.
- *
- * Sharing a timer does not move any deadline: Node's timers count from the event loop's time,
- * which stands still for the whole turn, so calls in one turn already have the same deadline.
- * Nothing here reads a clock, so fake timers (`vi.useFakeTimers()`) drive it as they drive
- * `setTimeout`. A batch's timer is cleared when its last call is over, so idle clients hold none.
+ * that start in the same turn of the event loop (PERFORMANCE.md, "Attempt timers in batches").
+ * A batch's timer is cleared when its last call is over, so idle clients hold none.
  */
 export class TimerBatches {
   #open: TimeoutBatch | undefined;

@@ -305,7 +305,7 @@ const facts = (status: number, headers: Headers, redact: Redact) => ({
 /** `?tenantId=t&a=1&b=2` from the tenant and the defined values, percent-encoded; empty when there are none. */
 function queryString(params: Record<string, unknown> | undefined, tenantId: string | undefined): string {
   let text = tenantId === undefined ? '' : `?tenantId=${encodeURIComponent(tenantId)}`;
-  // Concatenation rather than URLSearchParams: this runs on every call, and costs a third as much.
+  // Concatenated, not URLSearchParams: PERFORMANCE.md, "Small things on every call".
   for (const name in params) {
     const value = params[name];
     if (value !== undefined)

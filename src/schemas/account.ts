@@ -4,8 +4,7 @@ import { NonEmptyString, OpenObject, openEnum, opt } from './common';
 /** Values of an account's `status`. */
 export const ACCOUNT_STATUSES = ['active', 'inactive', 'prospect'] as const;
 
-// Optional on create and on update. Written out rather than through z.partial(), which would
-// add 0.5 KiB of zod to every app's bundle for what these few lines say.
+// Optional on create and on update; written out, not z.partial() (PERFORMANCE.md, "zod features left out").
 const accountFields = {
   ownerId: z.optional(z.string()),
   status: z.optional(z.enum(ACCOUNT_STATUSES)),

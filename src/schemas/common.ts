@@ -14,8 +14,7 @@ export const DateTimeInput = z.pipe(
   z.transform((value: Date | string) =>
     value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : value,
   ),
-  // Built from zod's core rather than `z.iso.datetime()`: esbuild cannot tree-shake zod/mini's
-  // `iso` module, and through it would bundle zod's whole compiler (8 KiB gzipped) into the entry.
+  // Built from zod's core, not `z.iso.datetime()` (PERFORMANCE.md, "zod features left out").
   core._isoDateTime(core.$ZodISODateTime, {
     offset: true,
     error: 'Expected a valid Date or an ISO 8601 date-time with a time zone, such as 2026-01-31T09:00:00Z',

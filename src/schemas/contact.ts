@@ -3,9 +3,8 @@ import { openEnum, opt } from './common';
 import { PageParams } from './pagination';
 
 /**
- * zod's own email pattern (`z.regexes.email`, less two needless escapes) as a regex check:
- * z.email() brings zod's string format machinery, 0.1 KiB gzipped in every app's bundle, for
- * the same test and message (test/validation.test.ts holds the two together).
+ * zod's own email pattern (`z.regexes.email`, less two needless escapes) as a regex check, not
+ * z.email() (PERFORMANCE.md, "zod features left out"); test/validation.test.ts holds the two together.
  */
 const Email = z.string().check(
   z.regex(/^(?:[A-Za-z0-9_'+-]+\.)*[A-Za-z0-9_'+-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z]{2,}$/, {

@@ -4,8 +4,7 @@ import { DateTimeInput, NonEmptyString, OpenObject, openEnum, opt } from './comm
 /** Values of an opportunity's `type`. */
 export const OPPORTUNITY_TYPES = ['new_business', 'existing_business', 'upsell', 'renewal'] as const;
 
-// Optional on create and on update. Written out rather than through z.partial(), which would
-// add 0.5 KiB of zod to every app's bundle for what these few lines say.
+// Optional on create and on update; written out, not z.partial() (PERFORMANCE.md, "zod features left out").
 const opportunityFields = {
   ownerId: z.optional(z.string()),
   contactId: z.optional(z.string()),

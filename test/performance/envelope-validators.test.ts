@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import * as z from 'zod/mini';
-import { envelopeValidatorsSource, validatorSource } from '../scripts/envelope-validators';
-import { endpoints } from '../src/endpoints';
-import { envelopeValidators } from '../src/internal/envelope-validators.generated';
-import { generateFakeData } from '../src/testing/index';
+import { envelopeValidatorsSource, validatorSource } from '../../scripts/envelope-validators';
+import { endpoints } from '../../src/endpoints';
+import { envelopeValidators } from '../../src/internal/envelope-validators.generated';
+import { generateFakeData } from '../../src/testing/index';
 
 const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
   name,
@@ -15,7 +15,7 @@ const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
 
 test('the generated validators are what the generator writes from the endpoint table today (else: npm run generate)', async () => {
   const committed = await readFile(
-    new URL('../src/internal/envelope-validators.generated.ts', import.meta.url),
+    new URL('../../src/internal/envelope-validators.generated.ts', import.meta.url),
     'utf8',
   );
 

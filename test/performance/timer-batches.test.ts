@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { TimerBatches } from '../src/internal/timer-batches';
+import { TimerBatches } from '../../src/internal/timer-batches';
 
 // Only the timers are faked, as many test suites do: the queue must not depend on a clock.
 beforeEach(() => {

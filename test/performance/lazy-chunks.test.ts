@@ -1,10 +1,10 @@
 import { HttpResponse } from 'msw';
 import { describe, expect, test, vi } from 'vitest';
-import { CrmConnectionError, CrmNotFoundError, CrmServerError } from '../src/index';
-import { capture, makeClient, ok } from './support/capture';
+import { CrmConnectionError, CrmNotFoundError, CrmServerError } from '../../src/index';
+import { capture, makeClient, ok } from '../support/capture';
 
 // As when a browser cannot download the chunk that holds ky: the module fails to load.
-vi.mock('../src/internal/retrier', () => {
+vi.mock('../../src/internal/retrier', () => {
   throw new Error('Failed to fetch dynamically imported module');
 });
 
