@@ -165,7 +165,7 @@ const request = {
 // Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
 export const RequestOptionsSchema = z.strictObject(request);
 export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
-export const ClientDefaultsSchema = z.strictObject(defaults);
+const ClientDefaultsSchema = z.strictObject(defaults);
 const TenantSchema = z.strictObject({ tenantId: TenantId, apiKey: z.optional(Credential) });
 /** A key as a function returns it: the same rules as a configured one. */
 export const ApiKeySchema = z.object({ apiKey: Credential });

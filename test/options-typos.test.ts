@@ -26,4 +26,16 @@ describe('misspelt options', () => {
     expect((error as CrmValidationError).issues.map((i) => i.field)).toEqual(['prefetch']);
     expect(seen).toEqual([]);
   });
+
+  test('prefetch, a list option, is refused by a single-record method', async () => {
+    const seen = captureAll();
+
+    const error = await makeClient()
+      .opportunities.get('opp_1', { prefetch: 2 } as never)
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(CrmValidationError);
+    expect((error as CrmValidationError).issues.map((i) => i.field)).toEqual(['prefetch']);
+    expect(seen).toEqual([]);
+  });
 });
