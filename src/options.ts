@@ -166,7 +166,8 @@ const request = {
 export const RequestOptionsSchema = z.strictObject(request);
 export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
 const ClientDefaultsSchema = z.strictObject(defaults);
-const TenantSchema = z.strictObject({ tenantId: TenantId, apiKey: z.optional(Credential) });
+const TenantIdSchema = z.object({ tenantId: TenantId });
+const TenantOptionsSchema = z.strictObject({ apiKey: z.optional(Credential) });
 /** A key as a function returns it: the same rules as a configured one. */
 export const ApiKeySchema = z.object({ apiKey: Credential });
 
@@ -295,8 +296,7 @@ export const withDefaults = (defaults: CallSettings, options: ClientDefaults): C
   merge(defaults, check(ClientDefaultsSchema, options, 'Invalid options'));
 
 /** The tenant and options given to `withTenant()`, checked. */
-export const checkTenant = (
-  tenantId: string,
-  options?: TenantOptions,
-): { tenantId: string; apiKey?: string | ApiKeyProvider | undefined } =>
-  checkWithKey(TenantSchema, { ...options, tenantId }, 'Invalid tenant');
+export const checkTenant = (tenantId: string, options: TenantOptions = {}) => ({
+  ...checkWithKey(TenantOptionsSchema, (options ?? {}) as Record<string, unknown>, 'Invalid tenant options'),
+  tenantId: check(TenantIdSchema, { tenantId }, 'Invalid tenant').tenantId,
+});

@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { delay, HttpResponse, http } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  CrmAbortError,
   type CrmClient,
   CrmError,
   type CrmLogger,
@@ -91,6 +92,9 @@ describe('withTenant(tenantId, { apiKey })', () => {
     }
     expect(() => crm.withTenant('globex', { apiKey: GLOBEX_KEY, timeout: 5 } as never)).toThrow(CrmValidationError);
     expect(() => crm.withTenant('', { apiKey: GLOBEX_KEY })).toThrow(CrmValidationError);
+    // The tenant is the first argument; an options object cannot change it.
+    expect(() => crm.withTenant('globex', { tenantId: 'evil' } as never)).toThrow(CrmValidationError);
+    expect(() => crm.withTenant('globex', null as never)).not.toThrow();
   });
 
   it('shares the maxConcurrency slots with its parent', async () => {
@@ -245,6 +249,31 @@ describe('an apiKey function', () => {
     },
   );
 
+  it("that never answers is bounded by the call's totalTimeout, and sends nothing", async () => {
+    const sent = captureAll();
+    const crm = makeClient({ apiKey: () => new Promise<string>(() => {}) });
+
+    const error = await rejection(crm.opportunities.get('opp_1', { totalTimeout: 30 }));
+
+    expect(error).toBeInstanceOf(CrmTimeoutError);
+    expect(error.message).toContain('totalTimeout');
+    expect(sent).toEqual([]);
+  });
+
+  it("that never answers stops being waited for when the call's signal aborts", async () => {
+    const sent = captureAll();
+    const controller = new AbortController();
+    const crm = makeClient({ apiKey: () => new Promise<string>(() => {}) });
+
+    const pending = crm.opportunities.get('opp_1', { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('shutting down')), 10);
+    const error = await rejection(pending);
+
+    expect(error).toBeInstanceOf(CrmAbortError);
+    expect((error.cause as Error).message).toBe('shutting down');
+    expect(sent).toEqual([]);
+  });
+
   it('returns a key that is masked in errors, logs and inspect output like a configured one', async () => {
     const key = 'key_live_fr0m_vault';
     capture(
@@ -340,6 +369,20 @@ describe('withOptions(options)', () => {
         ['backfill', 'globex', GLOBEX_KEY],
       ],
     );
+  });
+
+  it('shortens a long Retry-After to its maxRetryAfter', async () => {
+    const seen = capture('get', OPPORTUNITY, (_, index) =>
+      index === 0
+        ? HttpResponse.json({ message: 'slow down' }, { status: 429, headers: { 'retry-after': '3600' } })
+        : ok({ id: 'opp_1' }),
+    );
+
+    // With the default (60 s) this call would outlast the test.
+    await expect(makeClient().withOptions({ maxRetryAfter: 10 }).opportunities.get('opp_1')).resolves.toEqual({
+      id: 'opp_1',
+    });
+    expect(seen).toHaveLength(2);
   });
 
   it('fetches ahead as its prefetch says', async () => {

@@ -40,8 +40,8 @@ export interface Endpoint<
   readonly parseInput: (value: unknown) => SafeParseResult<z.output<Endpoint<TQuery, TBody, TData>['input']>>;
   /** The whole response body: `success`, `data`, and `pagination` on lists. */
   readonly envelope: Schema;
-  /** Validates a whole response body (see `envelopeParser()`). */
-  readonly parseEnvelope: (value: unknown) => SafeParseResult;
+  /** `METHOD path`: the key of the endpoint's generated envelope validator. */
+  readonly key: string;
   /** Fills the path's placeholders. */
   readonly fill: (values: Readonly<Record<string, string>>) => string;
 }
@@ -77,7 +77,7 @@ export function defineEndpoint<
         Endpoint<TQuery, TBody, TData>['parseInput']
       >,
     envelope,
-    parseEnvelope: envelopeParser(`${row.method} ${row.path}`, envelope),
+    key: `${row.method} ${row.path}`,
     fill: pathFiller(row.path),
   };
 }
@@ -105,39 +105,3 @@ const ABSENT = { success: true, data: undefined } as const;
 /** A part by its schema; an endpoint without one takes nothing there. */
 const partOf = (schema: Schema | undefined, value: unknown) =>
   schema ? schema.safeParse(value) : value === undefined ? ABSENT : undefined;
-
-type Validators = Readonly<Record<string, (value: unknown) => boolean>>;
-let validators: Validators | undefined;
-let validatorsLoading = false;
-
-/** Starts loading the response validators, if they are not loaded or loading. */
-export function loadValidators(): void {
-  if (validatorsLoading) return;
-  validatorsLoading = true;
-  import('./envelope-validators.generated').then(
-    (module) => {
-      validators = module.envelopeValidators;
-    },
-    () => {
-      // Parsing goes on with zod's interpreter; the next response tries to load them again.
-      validatorsLoading = false;
-    },
-  );
-}
-
-/**
- * `safeParse` of an endpoint's envelope, by the validator generated for it (PERFORMANCE.md,
- * "Generated response validators"). zod's interpreter parses what it refuses, so that the issues
- * are zod's own, and everything until the validators have loaded.
- */
-function envelopeParser(key: string, schema: Schema): (value: unknown) => SafeParseResult {
-  return (value) => {
-    const valid = validators?.[key];
-    if (valid) {
-      if (valid(value)) return { success: true, data: value };
-    } else {
-      loadValidators();
-    }
-    return schema.safeParse(value, parseContext);
-  };
-}

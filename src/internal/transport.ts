@@ -15,13 +15,13 @@ import type { Pagination } from '../schemas/pagination';
 import { lookUpKey, useKey } from './api-key';
 import { AttemptFailure, failureOf, type Outcome, type Received } from './attempt';
 import { logAttempt } from './attempt-log';
-import { type Endpoint, loadValidators } from './endpoint';
+import type { Endpoint } from './endpoint';
 import { issuesOf } from './issues';
-import type { Limiter } from './limiter';
+import { OnDemand } from './on-demand';
+import { parseContext } from './parse-context';
 import type { PreparedCall } from './prepared-call';
 import { readBodyText } from './read-body';
 import { type Redact, redactError, redactHeaders } from './redact';
-import type { Retrier } from './retrier';
 import type { Scope } from './scope';
 import { TimerBatches } from './timer-batches';
 
@@ -37,18 +37,26 @@ export class Transport {
   readonly options: TransportOptions;
   readonly #base: string;
   readonly #timers = new TimerBatches();
-  #retrier: Retrier | undefined;
-  #retrierLoad: Promise<Retrier> | undefined;
-  #limiter: Promise<Limiter> | undefined;
+  // Loaded on demand: PERFORMANCE.md, "Chunks loaded on demand".
+  readonly #retrier = new OnDemand(() =>
+    import('./retrier').then(({ createRetrier }) =>
+      createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call)),
+    ),
+  );
+  readonly #limiter = new OnDemand(() =>
+    import('./limiter').then(({ Limiter }) => new Limiter(this.options.maxConcurrency as number)),
+  );
+  readonly #validators = new OnDemand(() =>
+    import('./envelope-validators.generated').then(({ envelopeValidators }) => envelopeValidators),
+  );
 
   constructor(options: TransportOptions) {
     this.options = options;
     this.#base = options.baseUrl.replace(/\/+$/, '');
-    // Started now, so that no call waits for them (PERFORMANCE.md, "chunks loaded on demand").
-    // A failure is ignored here: a call that needs the chunk loads it again and reports it.
-    this.#loadRetrier().catch(() => {});
-    if (options.maxConcurrency) this.#loadLimiter().catch(() => {});
-    if (options.validateResponses) loadValidators();
+    // Started now, so that no call waits for them.
+    this.#retrier.preload();
+    if (options.maxConcurrency) this.#limiter.preload();
+    if (options.validateResponses) this.#validators.preload();
   }
 
   /** The call, checked and built: what every attempt sends. Throws on bad input or a missing credential. */
@@ -96,38 +104,11 @@ export class Transport {
       // A key failure is built into an error here, after the caller's `await` has attached to the call (see README.md, "Stacks").
       if (call.keyFrom) useKey(call, await lookUpKey(call));
       if (!this.options.maxConcurrency) return await this.#send(endpoint, call);
-      const limiter = await this.#loadLimiter();
+      const limiter = await this.#limiter.load();
       return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
     } catch (error) {
       throw this.#toCrmError(error, call);
     }
-  }
-
-  #loadLimiter(): Promise<Limiter> {
-    this.#limiter ??= import('./limiter').then(
-      ({ Limiter }) => new Limiter(this.options.maxConcurrency as number),
-      (error: unknown) => {
-        // A chunk that failed to load is tried again by the next call, which fails meanwhile.
-        this.#limiter = undefined;
-        throw error;
-      },
-    );
-    return this.#limiter;
-  }
-
-  #loadRetrier(): Promise<Retrier> {
-    this.#retrierLoad ??= import('./retrier').then(
-      ({ createRetrier }) => {
-        this.#retrier = createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call));
-        return this.#retrier;
-      },
-      (error: unknown) => {
-        // A chunk that failed to load (a flaky network, in a browser) is tried again by the next call.
-        this.#retrierLoad = undefined;
-        throw error;
-      },
-    );
-    return this.#retrierLoad;
   }
 
   /**
@@ -168,7 +149,7 @@ export class Transport {
 
   /** Every attempt after a first that failed, by ky; without ky, the first attempt's outcome as it is. */
   async #retried(call: PreparedCall, first: Outcome): Promise<Received> {
-    const retrier = this.#retrier ?? (await this.#loadRetrier().catch(() => undefined));
+    const retrier = this.#retrier.value ?? (await this.#retrier.load().catch(() => undefined));
     if (!retrier) throw failureOf(first);
     return retrier(call, first);
   }
@@ -214,22 +195,31 @@ export class Transport {
       throw apiError(response.status, json, response.headers, call, 'success: false');
     }
     // Unvalidated responses that are not even an envelope get the full check, for its precise error.
-    if (this.options.validateResponses || !isFramed(endpoint, json)) {
-      const result = endpoint.parseEnvelope(json);
-      if (!result.success) {
-        const issues = issuesOf(result.error);
-        throw new CrmResponseValidationError(
-          `Unexpected response from ${where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
-          { ...facts(response.status, response.headers, redact), body: redact(json) },
-          issues,
-        );
-      }
-      json = result.data;
-    }
+    if (this.options.validateResponses || !isFramed(endpoint, json))
+      json = this.#checked(endpoint, call, json, response);
     const envelope = json as { data: Data<E>; pagination?: Pagination };
     call.response = response;
     call.pagination = envelope.pagination;
     return envelope.data;
+  }
+
+  /**
+   * The envelope as the endpoint's schema accepts it. The generated validator answers first
+   * (PERFORMANCE.md, "Generated response validators"); zod's interpreter parses what it refuses,
+   * for zod's own issues, and everything until the validators have arrived.
+   */
+  #checked(endpoint: Endpoint, call: PreparedCall, json: unknown, response: Response): unknown {
+    const valid = this.#validators.value?.[endpoint.key];
+    if (valid?.(json)) return json;
+    if (!valid) this.#validators.preload();
+    const result = endpoint.envelope.safeParse(json, parseContext);
+    if (result.success) return result.data;
+    const issues = issuesOf(result.error);
+    throw new CrmResponseValidationError(
+      `Unexpected response from ${call.where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
+      { ...facts(response.status, response.headers, call.redact), body: call.redact(json) },
+      issues,
+    );
   }
 
   /** The one place where a failed call becomes a `CrmError`, in the call's frame (see README.md, "Stacks"). */
