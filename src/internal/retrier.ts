@@ -7,8 +7,7 @@ import { retryPolicy } from './retry-policy';
 /**
  * Every attempt after a first that failed, driven by ky: it replays the first attempt's outcome
  * into ky, which decides whether, when and how often to try again. Resolves with the answer that
- * succeeded; rejects with an `AttemptFailure`, or with what the caller's signal or the body
- * reader threw. ky's own errors never leave this module.
+ * succeeded, or rejects with an `AttemptFailure`: ky's own errors never leave this module.
  */
 export type Retrier = (call: PreparedCall, first: Outcome) => Promise<Received>;
 
@@ -26,7 +25,7 @@ export function createRetrier(baseUrl: string, send: Send): Retrier {
   };
   const client: KyInstance = ky.create({ retry: retryPolicy });
 
-  const failureOf = (error: unknown): unknown => {
+  const failureOf = (error: unknown): AttemptFailure => {
     if (isHTTPError(error)) {
       const { response } = error;
       return new AttemptFailure({
@@ -36,7 +35,9 @@ export function createRetrier(baseUrl: string, send: Send): Retrier {
     }
     if (isTimeoutError(error)) return new AttemptFailure({ kind: 'timeout' });
     if (isNetworkError(error)) return new AttemptFailure({ kind: 'network', cause: error.cause });
-    return error;
+    // Ours already (a body over the limit, a redirect not followed), or what the caller's signal
+    // aborted with, which the transport recognises by the signal.
+    return error instanceof AttemptFailure ? error : new AttemptFailure({ kind: 'network', cause: error });
   };
 
   return async (call, first) => {
