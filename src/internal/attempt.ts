@@ -1,6 +1,4 @@
-// What an attempt comes to. Apart from the request path, since the chunks loaded on demand (the
-// retrier, the limiter) read it too, and the errors read `retryAfterMsOf`: the entry then shares
-// one small module with them, not its errors (PERFORMANCE.md, "chunks loaded on demand").
+// What an attempt comes to, for the request path and for the modules it loads on demand.
 
 /** An answer, with its body already read. */
 export interface Received {
@@ -42,28 +40,6 @@ export class AttemptFailure extends Error {
   }
 }
 
-/** An answer that failed the call, with the body read from it. */
-export const httpFailure = (
-  { status, statusText, headers }: Response,
-  text: string | undefined,
-): Extract<Failure, { kind: 'http' }> => ({
-  kind: 'http',
-  status,
-  statusText,
-  headers,
-  text,
-});
-
-/** A first attempt's outcome as a failure, for when ky, which would retry it, could not be loaded. */
-export const failureOf = (first: Outcome): AttemptFailure =>
-  new AttemptFailure(
-    'response' in first
-      ? httpFailure(first.response, first.text)
-      : first.timedOut
-        ? { kind: 'timeout' }
-        : { kind: 'network', cause: first.error },
-  );
-
 /** `Retry-After` in seconds or as an HTTP date, in milliseconds from now. */
 export function retryAfterMsOf(headers: Headers, now = Date.now()): number | undefined {
   const value = headers.get('retry-after')?.trim();
@@ -72,3 +48,11 @@ export function retryAfterMsOf(headers: Headers, now = Date.now()): number | und
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/**
+ * What the modules loaded on demand (the retrier, the limiter, the key look-up) use of this one,
+ * handed to them by the transport rather than imported: a module they shared with the entry
+ * would be a chunk of its own in an app's bundle (PERFORMANCE.md, "Chunks loaded on demand").
+ */
+export const attemptKit = { AttemptFailure, retryAfterMsOf };
+export type AttemptKit = typeof attemptKit;

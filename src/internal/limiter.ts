@@ -1,4 +1,4 @@
-import { AttemptFailure } from './attempt';
+import type { AttemptKit } from './attempt';
 
 /**
  * At most `max` calls in flight; the others wait in order. A waiting call whose signal aborts
@@ -6,11 +6,13 @@ import { AttemptFailure } from './attempt';
  */
 export class Limiter {
   readonly #max: number;
+  readonly #kit: AttemptKit;
   #active = 0;
   readonly #queue: (() => void)[] = [];
 
-  constructor(max: number) {
+  constructor(max: number, kit: AttemptKit) {
     this.#max = max;
+    this.#kit = kit;
   }
 
   /**
@@ -33,7 +35,7 @@ export class Limiter {
   #wait(signal: AbortSignal | undefined, deadline: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
-        reject(new AttemptFailure({ kind: 'queued' }));
+        reject(new this.#kit.AttemptFailure({ kind: 'queued' }));
         return;
       }
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -41,7 +43,7 @@ export class Limiter {
         this.#queue.splice(this.#queue.indexOf(start), 1);
         clearTimeout(timer);
         signal?.removeEventListener('abort', leave);
-        reject(new AttemptFailure({ kind: 'queued' }));
+        reject(new this.#kit.AttemptFailure({ kind: 'queued' }));
       };
       const start = () => {
         clearTimeout(timer);

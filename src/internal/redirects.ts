@@ -1,4 +1,4 @@
-import { AttemptFailure, type Received } from './attempt';
+import type { AttemptKit, Received } from './attempt';
 import type { PreparedCall } from './prepared-call';
 
 /** Sends one request and reads its answer (the request path's own fetch, with its logging). */
@@ -25,6 +25,7 @@ export async function followRedirects(
   call: PreparedCall,
   signal: AbortSignal,
   send: Send,
+  { AttemptFailure }: AttemptKit,
 ): Promise<Received> {
   // Set up at the first redirect: this runs for every attempt that failed, and most are not redirects.
   let origin: string | undefined;

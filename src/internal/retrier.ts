@@ -1,5 +1,5 @@
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
-import { AttemptFailure, httpFailure, type Outcome, type Received } from './attempt';
+import type { AttemptKit, Outcome, Received } from './attempt';
 import type { PreparedCall } from './prepared-call';
 import { followRedirects, unfollowedNote } from './redirects';
 import { retryPolicy } from './retry-policy';
@@ -14,7 +14,8 @@ export type Retrier = (call: PreparedCall, first: Outcome) => Promise<Received>;
 type Send = (input: RequestInfo | URL, init: RequestInit | undefined, call: PreparedCall) => Promise<Received>;
 
 /** Loaded on demand, with ky (see PERFORMANCE.md, "the first attempt outside ky"). */
-export function createRetrier(baseUrl: string, send: Send): Retrier {
+export function createRetrier(baseUrl: string, send: Send, kit: AttemptKit): Retrier {
+  const { AttemptFailure } = kit;
   // Bodies are read inside fetch, so ky gets bodiless Responses; their text is kept here.
   const bodies = new WeakMap<Response, string>();
   const bare = ({ response, text }: Received): Response => {
@@ -23,14 +24,19 @@ export function createRetrier(baseUrl: string, send: Send): Retrier {
     bodies.set(copy, text);
     return copy;
   };
-  const client: KyInstance = ky.create({ retry: retryPolicy });
+  const client: KyInstance = ky.create({ retry: retryPolicy(kit) });
 
-  const failureOf = (error: unknown): AttemptFailure => {
+  const failureOf = (error: unknown): Error => {
     if (isHTTPError(error)) {
-      const { response } = error;
+      const { status, statusText, headers } = error.response;
+      const text = bodies.get(error.response);
       return new AttemptFailure({
-        ...httpFailure(response, bodies.get(response)),
-        note: unfollowedNote(response, baseUrl),
+        kind: 'http',
+        status,
+        statusText,
+        headers,
+        text,
+        note: unfollowedNote(error.response, baseUrl),
       });
     }
     if (isTimeoutError(error)) return new AttemptFailure({ kind: 'timeout' });
@@ -54,7 +60,7 @@ export function createRetrier(baseUrl: string, send: Send): Retrier {
         const received = outcome ?? (await send(input, init, call));
         // Within the attempt, so ky's timeout and the caller's signal cover the redirects too.
         if (received.response.ok) return bare(received);
-        return bare(await followRedirects(received, call, (input as Request).signal, send));
+        return bare(await followRedirects(received, call, (input as Request).signal, send, kit));
       },
       timeout: settings.timeout,
       retry: { limit: settings.maxRetries, maxRetryAfter: settings.maxRetryAfter },

@@ -1,12 +1,12 @@
 import { isHTTPError, type RetryOptions } from 'ky';
-import { retryAfterMsOf } from './attempt';
+import type { AttemptKit } from './attempt';
 
 /**
  * When ky may retry. GET and PUT are safe to repeat: they are retried on 408, 429, 5xx, network
  * errors and timeouts. The API has no idempotency keys, so a POST is retried only when the
  * answer proves it was not acted on: 429, or 503 with `Retry-After`.
  */
-export const retryPolicy: RetryOptions = {
+export const retryPolicy = ({ retryAfterMsOf }: AttemptKit): RetryOptions => ({
   methods: ['get', 'put', 'post'],
   statusCodes: [408, 429, 500, 502, 503, 504],
   afterStatusCodes: [429, 503],
@@ -16,19 +16,18 @@ export const retryPolicy: RetryOptions = {
   retryOnTimeout: true,
   shouldRetry: ({ error }) => {
     // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
-    if (isHTTPError(error) && outlastsDeadline(error.response.headers, error.options.context)) return false;
+    if (isHTTPError(error) && outlastsDeadline(retryAfterMsOf(error.response.headers), error.options.context))
+      return false;
     const method = (error as { request?: Request }).request?.method;
     if (method !== 'POST') return undefined;
     if (!isHTTPError(error)) return false;
     const { status, headers } = error.response;
     return status === 429 || (status === 503 && headers.has('retry-after')) ? undefined : false;
   },
-};
+});
 
-/** The call's settings reach the policy through ky's `context` (see retrier.ts). */
-function outlastsDeadline(headers: Headers, context: Record<string, unknown>): boolean {
+/** Whether the call's deadline comes before the wait; its settings reach the policy through ky's `context` (retrier.ts). */
+function outlastsDeadline(wait: number | undefined, context: Record<string, unknown>): boolean {
   const { deadline, maxRetryAfter } = context as { deadline?: number; maxRetryAfter: number };
-  if (deadline === undefined) return false;
-  const wait = retryAfterMsOf(headers);
-  return wait !== undefined && Math.min(wait, maxRetryAfter) >= deadline - Date.now();
+  return deadline !== undefined && wait !== undefined && Math.min(wait, maxRetryAfter) >= deadline - Date.now();
 }

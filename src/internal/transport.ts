@@ -12,8 +12,8 @@ import {
 } from '../core/errors';
 import type { CallSettings, TransportOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
-import { lookUpKey, useKey } from './api-key';
-import { AttemptFailure, failureOf, type Outcome, type Received } from './attempt';
+import { useKey } from './api-key';
+import { AttemptFailure, attemptKit, type Outcome, type Received } from './attempt';
 import { logAttempt } from './attempt-log';
 import type { Endpoint } from './endpoint';
 import { issuesOf } from './issues';
@@ -40,11 +40,14 @@ export class Transport {
   // Loaded on demand: PERFORMANCE.md, "Chunks loaded on demand".
   readonly #retrier = new OnDemand(() =>
     import('./retrier').then(({ createRetrier }) =>
-      createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call)),
+      createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call), attemptKit),
     ),
   );
-  readonly #limiter = new OnDemand(() =>
-    import('./limiter').then(({ Limiter }) => new Limiter(this.options.maxConcurrency as number)),
+  readonly #waiting = new OnDemand(() =>
+    import('./waiting').then(({ Limiter, lookUpKey }) => {
+      const max = this.options.maxConcurrency;
+      return { lookUpKey, limiter: max ? new Limiter(max, attemptKit) : undefined };
+    }),
   );
   readonly #validators = new OnDemand(() =>
     import('./envelope-validators.generated').then(({ envelopeValidators }) => envelopeValidators),
@@ -55,7 +58,7 @@ export class Transport {
     this.#base = options.baseUrl.replace(/\/+$/, '');
     // Started now, so that no call waits for them.
     this.#retrier.preload();
-    if (options.maxConcurrency) this.#limiter.preload();
+    if (options.maxConcurrency) this.#waiting.preload();
     if (options.validateResponses) this.#validators.preload();
   }
 
@@ -101,10 +104,10 @@ export class Transport {
   /** A call that must first wait: for its key from an `apiKey` function, or for a `maxConcurrency` slot. */
   async #sendLater<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     try {
-      // A key failure is built into an error here, after the caller's `await` has attached to the call (see README.md, "Stacks").
-      if (call.keyFrom) useKey(call, await lookUpKey(call));
-      if (!this.options.maxConcurrency) return await this.#send(endpoint, call);
-      const limiter = await this.#limiter.load();
+      const { lookUpKey, limiter } = await this.#waiting.load();
+      // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
+      if (call.keyFrom) useKey(call, await lookUpKey(call, attemptKit));
+      if (!limiter) return await this.#send(endpoint, call);
       return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
     } catch (error) {
       throw this.#toCrmError(error, call);
@@ -310,6 +313,22 @@ function isFramed(endpoint: Endpoint, json: unknown): boolean {
   if (typeof envelope !== 'object' || envelope === null || envelope.success !== true) return false;
   return endpoint.list ? Array.isArray(envelope.data) : typeof envelope.data === 'object' && envelope.data !== null;
 }
+
+/** A first attempt's outcome as a failure, for when ky, which would retry it, could not be loaded. */
+const failureOf = (first: Outcome): AttemptFailure =>
+  new AttemptFailure(
+    'response' in first
+      ? {
+          kind: 'http',
+          status: first.response.status,
+          statusText: first.response.statusText,
+          headers: first.response.headers,
+          text: first.text,
+        }
+      : first.timedOut
+        ? { kind: 'timeout' }
+        : { kind: 'network', cause: first.error },
+  );
 
 /** An error body: parsed JSON, else the text, else undefined. */
 function parseLenient(text: string | undefined): unknown {
