@@ -7,17 +7,17 @@ import { minLength } from './internal/length';
 const HeaderValue = z
   .string()
   .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
-const TenantId = HeaderValue.check(minLength(1));
 /**
- * A credential as fetch sends it: fetch trims a header value on the wire, so a key with spaces
- * around it would be sent as another string than the one masked in errors and logs.
+ * A credential or tenant id, as fetch sends it: fetch trims a header value on the wire, so a
+ * value with spaces around it would be sent as another string than the one in the query and the
+ * one masked in errors and logs. No control character (C0 or C1), no surrounding white space.
  */
-const Credential = z
-  .string()
-  .check(
-    minLength(1),
-    z.regex(/^(?! )[\x20-\x7e\x80-\xff]*(?<! )$/, { error: 'Must not have spaces around it or control characters' }),
-  );
+const Credential = z.string().check(
+  minLength(1),
+  z.regex(/^(?!\s)[\x20-\x7e\xa0-\xff]*(?<!\s)$/, {
+    error: 'Must not have spaces around it or control characters',
+  }),
+);
 const HeaderName = /^[!#$%&'*+.^_`|~\w-]+$/;
 // Values checked as the object's catchall, names by the check; not z.record() (PERFORMANCE.md, "zod features left out").
 const Headers = z.catchall(z.object({}), HeaderValue).check(
@@ -146,7 +146,7 @@ export const ClientOptionsSchema = z.object({
   ...defaults,
   baseUrl: z.string(BASE_URL).check(z.trim(), z.refine(isHttpUrl, BASE_URL)),
   apiKey: z.optional(Credential),
-  tenantId: z.optional(TenantId),
+  tenantId: z.optional(Credential),
   adminToken: z.optional(Credential),
   fetch: z.optional(fn<typeof globalThis.fetch>()),
   maxConcurrency: z.optional(z.int().check(z.gte(1))),
@@ -166,7 +166,7 @@ const request = {
 export const RequestOptionsSchema = z.strictObject(request);
 export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
 const ClientDefaultsSchema = z.strictObject(defaults);
-const TenantIdSchema = z.object({ tenantId: TenantId });
+const TenantIdSchema = z.object({ tenantId: Credential });
 const TenantOptionsSchema = z.strictObject({ apiKey: z.optional(Credential) });
 /** A key as a function returns it: the same rules as a configured one. */
 export const ApiKeySchema = z.object({ apiKey: Credential });

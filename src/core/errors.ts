@@ -45,7 +45,10 @@ export class CrmError extends Error {
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
-    return Object.prototype.isPrototypeOf.call(this.prototype, value as object) || hasKind(value, this.kind);
+    if (Object.prototype.isPrototypeOf.call(this.prototype, value as object)) return true;
+    // The brand only for the SDK's own classes: a subclass of yours, without a kind of its own,
+    // must not claim every error of the SDK.
+    return Object.hasOwn(this, 'kind') && hasKind(value, this.kind);
   }
 }
 

@@ -16,6 +16,16 @@ interface PageRequest<T extends { id: string }> {
 const ignore = () => undefined;
 
 /**
+ * A page fetched ahead failed before the loop asked for it, so its error's stack stops at the
+ * request: taken again here, it leads to the loop's own code (src/internal/README.md, "Stacks").
+ */
+const restack = (error: unknown): never => {
+  // V8's (Node, Deno, Chromium) and Bun's; elsewhere the stack stays as it was.
+  if (error instanceof Error) (Error as { captureStackTrace?: (target: object) => void }).captureStackTrace?.(error);
+  throw error;
+};
+
+/**
  * One page of a list: its items, the server's `pagination`, and the way to the next page.
  *
  * @example
@@ -153,7 +163,7 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
         const wanted = page.number + 1;
         const previous = page;
         const queued = ahead[0]?.number === wanted ? ahead.shift() : undefined;
-        page = await (queued ? queued.result : page.nextPage());
+        page = await (queued ? queued.result.catch(restack) : page.nextPage());
         const fingerprint = page.fingerprint();
         if (seen.has(fingerprint) || page.newSince(previous).length === 0) return;
         seen.add(fingerprint);

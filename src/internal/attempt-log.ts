@@ -14,7 +14,7 @@ export function logAttempt(
   const url = new URL(request.url);
   const entry: CrmRequestLog = {
     method: request.method,
-    url: `${url.pathname}${url.search}`,
+    url: call.redact(`${url.pathname}${url.search}`),
     status,
     error:
       failure === undefined

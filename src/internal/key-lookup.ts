@@ -22,16 +22,24 @@ export function lookUpKey(
   const { signal } = settings;
   if (!signal && deadline === undefined) return looked;
   return new Promise((resolve, reject) => {
-    const stop = () => reject(signal?.reason);
-    const timer =
-      deadline === undefined
-        ? undefined
-        : setTimeout(() => reject(new AttemptFailure({ kind: 'timeout' })), Math.max(0, deadline - Date.now()));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Whichever comes first, the key, the abort or the deadline, leaves nothing behind.
+    const settle =
+      <T>(to: (value: T) => void) =>
+      (value: T) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', stop);
+        to(value);
+      };
+    const stop = () => settle(reject)(signal?.reason);
+    if (deadline !== undefined) {
+      timer = setTimeout(
+        () => settle(reject)(new AttemptFailure({ kind: 'timeout' })),
+        Math.max(0, deadline - Date.now()),
+      );
+    }
     signal?.addEventListener('abort', stop, { once: true });
     if (signal?.aborted) stop();
-    looked.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', stop);
-    });
+    looked.then(settle(resolve), settle(reject));
   });
 }

@@ -8,7 +8,11 @@ export type Redact = <T>(value: T) => T;
  * and plain objects. Errors pass server text through it, since a server may echo a credential.
  */
 export function redactor(secrets: readonly (string | undefined)[]): Redact {
-  const present = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 4);
+  // Longest first, so that a secret that contains another is masked whole; and whatever its
+  // length, since a key the SDK sends must never be shown.
+  const present = secrets
+    .filter((s): s is string => typeof s === 'string' && s.length > 0)
+    .sort((a, b) => b.length - a.length);
   if (present.length === 0) return (value) => value;
   const redactString = (text: string) => present.reduce((out, secret) => out.split(secret).join(MASK), text);
   const walk = (value: unknown, depth: number): unknown => {
@@ -43,6 +47,8 @@ export function redactError(error: unknown, redact: Redact, depth = 0): unknown 
 export function redactHeaders(headers: Headers, redact: Redact): Headers {
   const out = new Headers();
   for (const [name, value] of headers) {
+    // A header whose name carries a secret is left out: a mask is not a legal header name.
+    if (redact(name) !== name) continue;
     out.set(name, /^(authorization|x-api-key|cookie|set-cookie)$/i.test(name) ? MASK : redact(value));
   }
   return out;

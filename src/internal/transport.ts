@@ -98,13 +98,17 @@ export class Transport {
 
   /** A prepared call's data, or a `CrmError`. */
   send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
-    return call.keyFrom || this.options.maxConcurrency ? this.#sendLater(endpoint, call) : this.#send(endpoint, call);
+    if (!call.keyFrom && !this.options.maxConcurrency) return this.#send(endpoint, call);
+    // Refused here, in the caller's own stack, rather than after a look-up or a wait.
+    if (call.settings.signal?.aborted) return Promise.reject(this.#toCrmError(undefined, call));
+    return this.#sendLater(endpoint, call);
   }
 
   /** A call that must first wait: for its key from an `apiKey` function, or for a `maxConcurrency` slot. */
   async #sendLater<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     try {
       const { lookUpKey, limiter } = await this.#waiting.load();
+      call.settings.signal?.throwIfAborted();
       // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
       if (call.keyFrom) useKey(call, await lookUpKey(call, attemptKit));
       if (!limiter) return await this.#send(endpoint, call);
