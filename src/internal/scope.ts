@@ -55,6 +55,7 @@ export class Scope {
     this.defaults = defaults;
     this.secrets = typeof apiKey === 'string' && !secrets.includes(apiKey) ? [...secrets, apiKey] : secrets;
     this.redact = redactor(this.secrets);
+    if (typeof apiKey === 'function') transport.preloadWaiting();
   }
 
   /** A scope like this one, with another tenant, key or defaults, sharing the transport. */

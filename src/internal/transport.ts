@@ -62,6 +62,11 @@ export class Transport {
     if (options.validateResponses) this.#validators.preload();
   }
 
+  /** Starts loading what a call that waits needs: a client whose key comes from a function will. */
+  preloadWaiting(): void {
+    this.#waiting.preload();
+  }
+
   /** The call, checked and built: what every attempt sends. Throws on bad input or a missing credential. */
   prepare(scope: Scope, endpoint: Endpoint, input: unknown, settings: CallSettings): PreparedCall {
     const headers = scope.headersFor(endpoint.auth, settings);
