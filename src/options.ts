@@ -73,7 +73,7 @@ export interface ClientOptions extends ClientDefaults {
   maxConcurrency?: number | undefined;
   /** The largest response body read, in bytes; a larger one fails with `CrmResponseTooLargeError`. Default: 10 MiB. */
   maxResponseBytes?: number | undefined;
-  /** Called once per attempt with a line and its facts; credentials are masked. */
+  /** Called once per attempt with a line and its facts; credentials are masked. Its failures, sync or async, are ignored. */
   logger?: CrmLogger | undefined;
   /**
    * Parse responses with the schemas (the default). `false` trusts the server: the envelope is

@@ -26,9 +26,9 @@ export function logAttempt(
   };
   const outcome = [status || '', entry.error === undefined ? '' : `failed (${entry.error})`].filter(Boolean).join(' ');
   const line = `crm ${entry.method} ${entry.url} ${outcome} ${Math.round(durationMs)}ms attempt=${entry.attempt} headers=${JSON.stringify(entry.headers)}`;
+  // A failing log sink must not turn an answered call into a failure (and a create into a
+  // retry), nor an async one's rejection into an unhandled rejection that ends the process.
   try {
-    logger(line, entry);
-  } catch {
-    // A failing log sink must not turn an answered call into a failure (and a create into a retry).
-  }
+    (logger(line, entry) as unknown as Promise<unknown> | undefined)?.then?.(undefined, () => {});
+  } catch {}
 }

@@ -49,7 +49,10 @@ export function redactHeaders(headers: Headers, redact: Redact): Headers {
   for (const [name, value] of headers) {
     // A header whose name carries a secret is left out: a mask is not a legal header name.
     if (redact(name) !== name) continue;
-    out.set(name, /^(authorization|x-api-key|cookie|set-cookie)$/i.test(name) ? MASK : redact(value));
+    out.set(
+      name,
+      /^(authorization|proxy-authorization|x-api-key|cookie|set-cookie)$/i.test(name) ? MASK : redact(value),
+    );
   }
   return out;
 }

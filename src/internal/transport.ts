@@ -320,7 +320,11 @@ function queryString(params: Record<string, unknown> | undefined, tenantId: stri
 function isFramed(endpoint: Endpoint, json: unknown): boolean {
   const envelope = json as { success?: unknown; data?: unknown } | null;
   if (typeof envelope !== 'object' || envelope === null || envelope.success !== true) return false;
-  return endpoint.list ? Array.isArray(envelope.data) : typeof envelope.data === 'object' && envelope.data !== null;
+  return endpoint.list ? Array.isArray(envelope.data) && envelope.data.every(isRecord) : isRecord(envelope.data);
+}
+
+function isRecord(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A first attempt's outcome as a failure, for when ky, which would retry it, could not be loaded. */

@@ -111,3 +111,44 @@ test('a malformed second page ends a for await loop with CrmResponseValidationEr
       .map((r) => r.query.get('page')),
   ).toEqual([null, '2']);
 });
+
+test.each([
+  ['null', null],
+  ['a string', 'act_1'],
+  ['an array', [{ id: 'act_1' }]],
+])(
+  'with validateResponses: false, a page holding %s as a record fails with CrmResponseValidationError, not a TypeError',
+  async (_, item) => {
+    const page = {
+      success: true,
+      data: [{ id: 'act_0' }, item],
+      pagination: { page: 1, limit: 2, total: 2, pages: 1 },
+    };
+    fault().otherwise('GET', ACTIVITIES_PATH, reply.with(200, page));
+    const crm = clientFor(fault(), { validateResponses: false });
+
+    const { error } = await failure(
+      (async () => {
+        for await (const _activity of crm.activities.list({ opportunityId: OPP_ID })) {
+          // iterate
+        }
+      })(),
+    );
+
+    expect(error).toBeInstanceOf(CrmResponseValidationError);
+    expect((error as CrmResponseValidationError).issues.map((issue) => issue.field)).toEqual(['data.1']);
+  },
+);
+
+test('with validateResponses: false, records are handed over unchecked: a field of an unexpected type passes', async () => {
+  const page = {
+    success: true,
+    data: [{ id: 'act_1', subject: 42 }],
+    pagination: { page: 1, limit: 1, total: 1, pages: 1 },
+  };
+  fault().otherwise('GET', ACTIVITIES_PATH, reply.with(200, page));
+
+  const first = await clientFor(fault(), { validateResponses: false }).activities.list({ opportunityId: OPP_ID });
+
+  expect(first.data).toEqual([{ id: 'act_1', subject: 42 }]);
+});

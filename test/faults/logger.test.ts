@@ -102,3 +102,40 @@ test('a failed attempt is logged with status 0 and the failure, and a POST is lo
 });
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+test('an async logger that rejects is ignored: the call returns its data and no rejection goes unhandled', async () => {
+  fault().script('GET', OPP_PATH, reply.jsonError(503, 'busy', { 'retry-after': '0' }), reply.ok(OPPORTUNITY));
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  let calls = 0;
+  try {
+    const crm = clientFor(fault(), {
+      logger: async () => {
+        calls += 1;
+        throw new Error('log sink is down');
+      },
+    });
+
+    await expect(crm.opportunities.get(OPP_ID)).resolves.toEqual(OPPORTUNITY);
+    // Let any rejection surface before looking.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+
+  expect(calls).toBe(2);
+  expect(unhandled).toEqual([]);
+});
+
+test('a proxy-authorization header is masked in the log like the credentials', async () => {
+  fault().otherwise('GET', OPP_PATH, reply.ok(OPPORTUNITY));
+  const log = recorder();
+
+  await clientFor(fault(), { logger: log.logger }).opportunities.get(OPP_ID, {
+    headers: { 'proxy-authorization': 'Basic cHJveHk6czNjcjN0' },
+  });
+
+  expect(log.entries[0]?.headers['proxy-authorization']).toBe('[redacted]');
+  expect(log.dump()).not.toContain('cHJveHk6czNjcjN0');
+});
