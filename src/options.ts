@@ -31,8 +31,16 @@ const Headers = z.catchall(z.object({}), HeaderValue).check(
 const MAX_TIMER = 2_147_483_647;
 const Timeout = z.int().check(z.gte(1), z.lte(MAX_TIMER));
 const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
-// The one URL check the SDK needs; not z.url() (PERFORMANCE.md, "zod features left out").
-const isHttpUrl = (value: string) => /^https?:\/\/[^/]/i.test(value) && URL.canParse(value);
+/**
+ * What is wrong with a base URL, if anything; not z.url() (PERFORMANCE.md, "zod features left
+ * out"). A user name or password would show in every error and in the client's inspect output
+ * (the message does not repeat it); a query or fragment would move every endpoint onto the base path.
+ */
+function baseUrlProblem(value: string): string | undefined {
+  if (!/^https?:\/\/[^/]/i.test(value) || !URL.canParse(value)) return BASE_URL;
+  if (/^[^/]+\/\/[^/?#]*@/.test(value)) return 'Must not contain a user name or password: pass apiKey or adminToken';
+  if (/[?#]/.test(value)) return 'Must not contain a query string or a fragment';
+}
 const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
 
 /** What an `apiKey` function is called with: the tenant of the call. */
@@ -73,8 +81,16 @@ export interface ClientOptions extends ClientDefaults {
   maxConcurrency?: number | undefined;
   /** The largest response body read, in bytes; a larger one fails with `CrmResponseTooLargeError`. Default: 10 MiB. */
   maxResponseBytes?: number | undefined;
-  /** Called once per attempt with a line and its facts; credentials are masked. Its failures, sync or async, are ignored. */
+  /**
+   * Called once per attempt with a line and its facts; credentials are masked. A logger that
+   * throws, or returns a promise that rejects, is ignored.
+   */
   logger?: CrmLogger | undefined;
+  /**
+   * More headers to mask in errors and log lines, by name (any case), beside those always masked:
+   * `authorization`, `proxy-authorization`, `x-api-key`, `cookie`, `set-cookie`.
+   */
+  redactHeaders?: readonly string[] | undefined;
   /**
    * Parse responses with the schemas (the default). `false` trusts the server: the envelope is
    * unwrapped without checking field types, which saves a little time on very large lists.
@@ -144,7 +160,13 @@ const defaults = {
 
 export const ClientOptionsSchema = z.object({
   ...defaults,
-  baseUrl: z.string(BASE_URL).check(z.trim(), z.refine(isHttpUrl, BASE_URL)),
+  baseUrl: z.string(BASE_URL).check(
+    z.trim(),
+    z.superRefine((value, ctx) => {
+      const message = baseUrlProblem(value);
+      if (message) ctx.addIssue({ code: 'custom', message, input: '' });
+    }),
+  ),
   apiKey: z.optional(Credential),
   tenantId: z.optional(Credential),
   adminToken: z.optional(Credential),
@@ -152,6 +174,7 @@ export const ClientOptionsSchema = z.object({
   maxConcurrency: z.optional(z.int().check(z.gte(1))),
   maxResponseBytes: z.optional(z.int().check(z.gte(1))),
   logger: z.optional(fn<CrmLogger>()),
+  redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
   validateResponses: z.optional(z.boolean()),
 });
 
@@ -195,6 +218,8 @@ export interface TransportOptions {
   readonly maxResponseBytes: number;
   readonly logger?: CrmLogger | undefined;
   readonly validateResponses: boolean;
+  /** The `redactHeaders` option, in lower case. */
+  readonly secretHeaders?: ReadonlySet<string> | undefined;
 }
 
 /** `new CrmClient()`'s options, resolved: what its calls share, its tenant and key, its call defaults. */
@@ -275,6 +300,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
       ...checked,
       maxResponseBytes: checked.maxResponseBytes ?? 10 * 1024 * 1024,
       validateResponses: checked.validateResponses ?? true,
+      secretHeaders: checked.redactHeaders && new Set(checked.redactHeaders.map((name) => name.toLowerCase())),
     },
     tenantId: checked.tenantId,
     apiKey: checked.apiKey,

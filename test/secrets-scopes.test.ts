@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { CrmApiError, CrmError, CrmNotFoundError, CrmServerError, CrmValidationError } from '../src/index';
-import { ADMIN_TOKEN, API_KEY, capture, captureAll, makeClient, ok, TENANT } from './support/capture';
+import { ADMIN_TOKEN, API_KEY, capture, captureAll, makeClient } from './support/capture';
 
 const OPPORTUNITY = '/integrations/v1/opportunities/opp_1';
 

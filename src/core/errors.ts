@@ -45,10 +45,11 @@ export class CrmError extends Error {
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
-    if (Object.prototype.isPrototypeOf.call(this.prototype, value as object)) return true;
+    const asked: typeof CrmError = this;
+    if (Object.prototype.isPrototypeOf.call(asked.prototype, value as object)) return true;
     // The brand only for the SDK's own classes: a subclass of yours, without a kind of its own,
     // must not claim every error of the SDK.
-    return Object.hasOwn(this, 'kind') && hasKind(value, this.kind);
+    return Object.hasOwn(asked, 'kind') && hasKind(value, asked.kind);
   }
 }
 
@@ -210,20 +211,6 @@ export function apiErrorClassFor(status: number): typeof CrmApiError {
   if (status === 429) return CrmRateLimitError;
   if (status >= 500) return CrmServerError;
   return CrmApiError;
-}
-
-/** The server's own words from an error body, in the shapes APIs commonly use. */
-export function serverMessageOf(body: unknown): string | undefined {
-  if (typeof body === 'string') return body.trim().slice(0, 500) || undefined;
-  if (typeof body !== 'object' || body === null) return undefined;
-  const { error, message } = body as { error?: unknown; message?: unknown };
-  if (typeof error === 'object' && error !== null) {
-    const nested = (error as { message?: unknown }).message;
-    if (typeof nested === 'string') return nested;
-  }
-  if (typeof message === 'string') return message;
-  if (typeof error === 'string') return error;
-  return undefined;
 }
 
 function requestIdOf(headers: Headers): string | undefined {

@@ -1,7 +1,6 @@
 import { ApiKeySchema } from '../options';
 import { check } from './check';
 import type { PreparedCall } from './prepared-call';
-import { redactor } from './redact';
 
 /**
  * Gives `call` a key its `apiKey` function returned, held to the rules of a configured key and
@@ -10,5 +9,5 @@ import { redactor } from './redact';
 export function useKey(call: PreparedCall, key: unknown): void {
   const { apiKey } = check(ApiKeySchema, { apiKey: key }, 'The apiKey function returned an unusable key');
   call.init.headers = { ...call.init.headers, 'x-api-key': apiKey };
-  call.redact = redactor([...call.scope.secrets, apiKey]);
+  call.secrets = [...call.secrets, apiKey];
 }

@@ -1,4 +1,5 @@
 // What an attempt comes to, for the request path and for the modules it loads on demand.
+import type { CrmValidationIssue } from '../core/errors';
 
 /** An answer, with its body already read. */
 export interface Received {
@@ -25,7 +26,17 @@ export type Failure =
     }
   | { readonly kind: 'timeout' | 'queued' }
   | { readonly kind: 'network' | 'key'; readonly cause: unknown }
-  | { readonly kind: 'too-large'; readonly status: number; readonly headers: Headers; readonly size: number };
+  | { readonly kind: 'too-large'; readonly status: number; readonly headers: Headers; readonly size: number }
+  /** A 2xx whose body is not JSON. */
+  | { readonly kind: 'not-json'; readonly status: number; readonly headers: Headers; readonly text: string }
+  /** A body that is JSON but says `success: false`, or is not the endpoint's envelope (`issues`). */
+  | {
+      readonly kind: 'refused' | 'invalid';
+      readonly status: number;
+      readonly headers: Headers;
+      readonly body: unknown;
+      readonly issues?: readonly CrmValidationIssue[];
+    };
 
 /**
  * The one error the machinery below the transport throws for a failed call. The transport alone
@@ -48,11 +59,3 @@ export function retryAfterMsOf(headers: Headers, now = Date.now()): number | und
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
-
-/**
- * What the modules loaded on demand (the retrier, the limiter, the key look-up) use of this one,
- * handed to them by the transport rather than imported: a module they shared with the entry
- * would be a chunk of its own in an app's bundle (PERFORMANCE.md, "Chunks loaded on demand").
- */
-export const attemptKit = { AttemptFailure, retryAfterMsOf };
-export type AttemptKit = typeof attemptKit;

@@ -1,4 +1,4 @@
-import type { AttemptKit } from './attempt';
+import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 
 /**
@@ -8,7 +8,7 @@ import type { PreparedCall } from './prepared-call';
  */
 export function lookUpKey(
   { keyFrom, scope, settings, deadline }: PreparedCall,
-  { AttemptFailure }: AttemptKit,
+  { AttemptFailure }: Kit,
 ): Promise<unknown> {
   const failed = (cause: unknown) => new AttemptFailure({ kind: 'key', cause });
   let looked: Promise<unknown>;

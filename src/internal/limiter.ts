@@ -1,4 +1,4 @@
-import type { AttemptKit } from './attempt';
+import type { Kit } from './kit';
 
 /**
  * At most `max` calls in flight; the others wait in order. A waiting call whose signal aborts
@@ -6,11 +6,11 @@ import type { AttemptKit } from './attempt';
  */
 export class Limiter {
   readonly #max: number;
-  readonly #kit: AttemptKit;
+  readonly #kit: Kit;
   #active = 0;
   readonly #queue: (() => void)[] = [];
 
-  constructor(max: number, kit: AttemptKit) {
+  constructor(max: number, kit: Kit) {
     this.#max = max;
     this.#kit = kit;
   }

@@ -1,6 +1,5 @@
 import type { ApiKeyProvider, CallSettings } from '../options';
 import type { Pagination } from '../schemas/pagination';
-import type { Redact } from './redact';
 import type { Scope } from './scope';
 
 /**
@@ -18,8 +17,13 @@ export interface PreparedCall {
   readonly scope: Scope;
   /** When `totalTimeout` runs out (epoch ms). */
   readonly deadline: number | undefined;
-  /** Masks the credentials this call carries, wherever its text reaches an error or a log. */
-  redact: Redact;
+  /** The credentials this call carries, masked wherever its text reaches an error or a log. */
+  secrets: readonly string[];
+  /**
+   * Key management: the spec does not show its bodies, so no field can be known to hold the
+   * key, and errors keep none of a body's text.
+   */
+  readonly secretBody: boolean;
   /** The `apiKey` function that looks this call's key up; the headers have no `x-api-key` until then. */
   readonly keyFrom: ApiKeyProvider | undefined;
   /** Attempts sent so far. */

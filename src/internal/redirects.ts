@@ -1,4 +1,5 @@
-import type { AttemptKit, Received } from './attempt';
+import type { Received } from './attempt';
+import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 
 /** Sends one request and reads its answer (the request path's own fetch, with its logging). */
@@ -25,7 +26,7 @@ export async function followRedirects(
   call: PreparedCall,
   signal: AbortSignal,
   send: Send,
-  { AttemptFailure }: AttemptKit,
+  { AttemptFailure }: Kit,
 ): Promise<Received> {
   // Set up at the first redirect: this runs for every attempt that failed, and most are not redirects.
   let origin: string | undefined;

@@ -1,5 +1,6 @@
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
-import type { AttemptKit, Outcome, Received } from './attempt';
+import type { Outcome, Received } from './attempt';
+import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 import { followRedirects, unfollowedNote } from './redirects';
 import { retryPolicy } from './retry-policy';
@@ -14,7 +15,7 @@ export type Retrier = (call: PreparedCall, first: Outcome) => Promise<Received>;
 type Send = (input: RequestInfo | URL, init: RequestInit | undefined, call: PreparedCall) => Promise<Received>;
 
 /** Loaded on demand, with ky (see PERFORMANCE.md, "the first attempt outside ky"). */
-export function createRetrier(baseUrl: string, send: Send, kit: AttemptKit): Retrier {
+export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
   const { AttemptFailure } = kit;
   // Bodies are read inside fetch, so ky gets bodiless Responses; their text is kept here.
   const bodies = new WeakMap<Response, string>();

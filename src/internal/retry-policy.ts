@@ -1,12 +1,12 @@
 import { isHTTPError, type RetryOptions } from 'ky';
-import type { AttemptKit } from './attempt';
+import type { Kit } from './kit';
 
 /**
  * When ky may retry. GET and PUT are safe to repeat: they are retried on 408, 429, 5xx, network
  * errors and timeouts. The API has no idempotency keys, so a POST is retried only when the
  * answer proves it was not acted on: 429, or 503 with `Retry-After`.
  */
-export const retryPolicy = ({ retryAfterMsOf }: AttemptKit): RetryOptions => ({
+export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
   methods: ['get', 'put', 'post'],
   statusCodes: [408, 429, 500, 502, 503, 504],
   afterStatusCodes: [429, 503],

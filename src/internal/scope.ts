@@ -12,7 +12,6 @@ import {
   settingsFor,
 } from '../options';
 import type { Endpoint, EndpointInput } from './endpoint';
-import { type Redact, redactor } from './redact';
 import type { Transport } from './transport';
 
 /** What a derived scope changes; the rest comes from its parent. */
@@ -38,7 +37,6 @@ export class Scope {
   readonly defaults: CallSettings;
   /** The credentials this scope knows of, masked wherever server text reaches an error or a log. */
   readonly secrets: readonly string[];
-  readonly redact: Redact;
   /** The headers of a call with the default settings, per kind of auth: the same object for every such call. */
   readonly #headers: Partial<Record<Auth, Readonly<Record<string, string>>>> = {};
 
@@ -54,7 +52,6 @@ export class Scope {
     this.apiKey = apiKey;
     this.defaults = defaults;
     this.secrets = typeof apiKey === 'string' && !secrets.includes(apiKey) ? [...secrets, apiKey] : secrets;
-    this.redact = redactor(this.secrets);
     if (typeof apiKey === 'function') transport.preloadWaiting();
   }
 

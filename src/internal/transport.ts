@@ -4,24 +4,21 @@ import {
   CrmAbortError,
   CrmConnectionError,
   CrmError,
-  CrmResponseTooLargeError,
   CrmResponseValidationError,
   CrmTimeoutError,
   CrmValidationError,
-  serverMessageOf,
 } from '../core/errors';
 import type { CallSettings, TransportOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
 import { useKey } from './api-key';
-import { AttemptFailure, attemptKit, type Outcome, type Received } from './attempt';
-import { logAttempt } from './attempt-log';
+import { AttemptFailure, type Outcome, type Received } from './attempt';
 import type { Endpoint } from './endpoint';
 import { issuesOf } from './issues';
+import { kit } from './kit';
 import { OnDemand } from './on-demand';
 import { parseContext } from './parse-context';
 import type { PreparedCall } from './prepared-call';
 import { readBodyText } from './read-body';
-import { type Redact, redactError, redactHeaders } from './redact';
 import type { Scope } from './scope';
 import { TimerBatches } from './timer-batches';
 
@@ -40,14 +37,17 @@ export class Transport {
   // Loaded on demand: PERFORMANCE.md, "Chunks loaded on demand".
   readonly #retrier = new OnDemand(() =>
     import('./retrier').then(({ createRetrier }) =>
-      createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call), attemptKit),
+      createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call), kit),
     ),
   );
   readonly #waiting = new OnDemand(() =>
     import('./waiting').then(({ Limiter, lookUpKey }) => {
       const max = this.options.maxConcurrency;
-      return { lookUpKey, limiter: max ? new Limiter(max, attemptKit) : undefined };
+      return { lookUpKey, limiter: max ? new Limiter(max, kit) : undefined };
     }),
+  );
+  readonly #reporter = new OnDemand(() =>
+    import('./reporting').then(({ createReporter }) => createReporter(kit, this.options)),
   );
   readonly #validators = new OnDemand(() =>
     import('./envelope-validators.generated').then(({ envelopeValidators }) => envelopeValidators),
@@ -58,6 +58,7 @@ export class Transport {
     this.#base = options.baseUrl.replace(/\/+$/, '');
     // Started now, so that no call waits for them.
     this.#retrier.preload();
+    this.#reporter.preload();
     if (options.maxConcurrency) this.#waiting.preload();
     if (options.validateResponses) this.#validators.preload();
   }
@@ -93,7 +94,8 @@ export class Transport {
       settings,
       scope,
       deadline: settings.totalTimeout === undefined ? undefined : Date.now() + settings.totalTimeout,
-      redact: scope.redact,
+      secrets: scope.secrets,
+      secretBody: endpoint.auth === 'admin',
       keyFrom: typeof apiKey === 'function' && endpoint.auth === 'apiKey' ? apiKey : undefined,
       attempts: 0,
       response: undefined,
@@ -105,7 +107,9 @@ export class Transport {
   send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     if (!call.keyFrom && !this.options.maxConcurrency) return this.#send(endpoint, call);
     // Refused here, in the caller's own stack, rather than after a look-up or a wait.
-    if (call.settings.signal?.aborted) return Promise.reject(this.#toCrmError(undefined, call));
+    if (call.settings.signal?.aborted) {
+      return Promise.reject(new CrmAbortError(`Aborted: ${call.where}`, { cause: call.settings.signal.reason }));
+    }
     return this.#sendLater(endpoint, call);
   }
 
@@ -115,11 +119,11 @@ export class Transport {
       const { lookUpKey, limiter } = await this.#waiting.load();
       call.settings.signal?.throwIfAborted();
       // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
-      if (call.keyFrom) useKey(call, await lookUpKey(call, attemptKit));
+      if (call.keyFrom) useKey(call, await lookUpKey(call, kit));
       if (!limiter) return await this.#send(endpoint, call);
       return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
     } catch (error) {
-      throw this.#toCrmError(error, call);
+      throw await this.#toCrmError(error, call);
     }
   }
 
@@ -153,9 +157,9 @@ export class Transport {
         this.#timers.end(batch);
       }
       const { response, text } = 'response' in first && first.response.ok ? first : await this.#retried(call, first);
-      return this.#unwrap(endpoint, call, text, response);
+      return this.#unwrap(endpoint, text, response, call);
     } catch (error) {
-      throw this.#toCrmError(error, call);
+      throw await this.#toCrmError(error, call);
     }
   }
 
@@ -183,32 +187,41 @@ export class Transport {
     } finally {
       const { logger } = this.options;
       if (logger) {
+        const ms = performance.now() - started;
         const request = input instanceof Request ? input : new Request(input, init);
-        logAttempt(logger, call, request, status, failure, performance.now() - started);
+        // Without the reporter, nothing can be masked, so nothing is logged.
+        const reporter = this.#reporter.value ?? (await this.#reporter.load().catch(() => undefined));
+        reporter?.log(logger, call, request, status, failure, ms);
       }
     }
   }
 
   /** The envelope's `data`; its `pagination` and the response go on the call. */
-  #unwrap<E extends Endpoint>(endpoint: E, call: PreparedCall, text: string, response: Response): Data<E> {
-    const { redact, where } = call;
+  #unwrap<E extends Endpoint>(endpoint: E, text: string, response: Response, call: PreparedCall): Data<E> {
+    const { status, headers } = response;
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      const type = response.headers.get('content-type') ?? 'no content type';
-      throw new CrmResponseValidationError(
-        `Expected a JSON envelope from ${where}, got ${type}: ${redact(text.slice(0, 200))}`,
-        { ...facts(response.status, response.headers, redact), body: redact(text) },
-        [{ field: '', path: [], message: `Not JSON (${type})` }],
-      );
+      throw new AttemptFailure({ kind: 'not-json', status, headers, text });
     }
     if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
-      throw apiError(response.status, json, response.headers, call, 'success: false');
+      throw new AttemptFailure({ kind: 'refused', status, headers, body: json });
     }
     // Unvalidated responses that are not even an envelope get the full check, for its precise error.
-    if (this.options.validateResponses || !isFramed(endpoint, json))
-      json = this.#checked(endpoint, call, json, response);
+    if (this.options.validateResponses || !isFramed(endpoint, json)) {
+      const valid = this.#validators.value?.[endpoint.key];
+      if (!valid?.(json)) {
+        // zod's interpreter parses what the generated validator refuses (PERFORMANCE.md, "Generated
+        // response validators"), for zod's own issues, and everything until the validators have arrived.
+        if (!valid) this.#validators.preload();
+        const result = endpoint.envelope.safeParse(json, parseContext);
+        if (!result.success) {
+          throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, issues: issuesOf(result.error) });
+        }
+        json = result.data;
+      }
+    }
     const envelope = json as { data: Data<E>; pagination?: Pagination };
     call.response = response;
     call.pagination = envelope.pagination;
@@ -216,93 +229,15 @@ export class Transport {
   }
 
   /**
-   * The envelope as the endpoint's schema accepts it. The generated validator answers first
-   * (PERFORMANCE.md, "Generated response validators"); zod's interpreter parses what it refuses,
-   * for zod's own issues, and everything until the validators have arrived.
+   * The one place where a failed call becomes a `CrmError`, in the call's own async frame (see
+   * README.md, "Stacks"): by the reporter, which masks what the server said.
    */
-  #checked(endpoint: Endpoint, call: PreparedCall, json: unknown, response: Response): unknown {
-    const valid = this.#validators.value?.[endpoint.key];
-    if (valid?.(json)) return json;
-    if (!valid) this.#validators.preload();
-    const result = endpoint.envelope.safeParse(json, parseContext);
-    if (result.success) return result.data;
-    const issues = issuesOf(result.error);
-    throw new CrmResponseValidationError(
-      `Unexpected response from ${call.where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
-      { ...facts(response.status, response.headers, call.redact), body: call.redact(json) },
-      issues,
-    );
-  }
-
-  /** The one place where a failed call becomes a `CrmError`, in the call's frame (see README.md, "Stacks"). */
-  #toCrmError(error: unknown, call: PreparedCall): CrmError {
+  async #toCrmError(error: unknown, call: PreparedCall): Promise<CrmError> {
     if (error instanceof CrmError) return error;
-    const { where, settings, deadline, redact } = call;
-    const failure = error instanceof AttemptFailure ? error.failure : undefined;
-    if (settings.signal?.aborted) {
-      return new CrmAbortError(`Aborted${failure?.kind === 'queued' ? ' while queued' : ''}: ${where}`, {
-        cause: settings.signal.reason,
-      });
-    }
-    switch (failure?.kind) {
-      case 'http':
-        return apiError(
-          failure.status,
-          parseLenient(failure.text),
-          failure.headers,
-          call,
-          failure.statusText,
-          failure.note,
-        );
-      case 'too-large': {
-        const { size, status, headers } = failure;
-        return new CrmResponseTooLargeError(
-          `Response body of at least ${size} bytes exceeds maxResponseBytes (${this.options.maxResponseBytes}); the rest was not read`,
-          { ...facts(status, headers, redact), body: undefined },
-        );
-      }
-      case 'key':
-        return new CrmError(`The apiKey function failed for tenant "${call.scope.tenantId}"; nothing was sent`, {
-          cause: failure.cause,
-        });
-      case 'queued':
-        return new CrmTimeoutError(`Not started within totalTimeout (queued for a maxConcurrency slot): ${where}`);
-      case 'timeout':
-        // ky's timer may fire a millisecond or two early, hence the tolerance.
-        return new CrmTimeoutError(
-          deadline !== undefined && Date.now() >= deadline - 10
-            ? `Not done within totalTimeout (${settings.totalTimeout} ms), retries included: ${where}`
-            : `No response within ${settings.timeout} ms: ${where}`,
-        );
-    }
-    const cause = redactError(failure?.kind === 'network' ? failure.cause : error, redact);
-    const reason = cause instanceof Error ? `: ${cause.message}` : '';
-    return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
+    const reporter = this.#reporter.value ?? (await this.#reporter.load().catch(() => undefined));
+    return reporter ? reporter.error(error, call) : unreported(error, call);
   }
 }
-
-function apiError(
-  status: number,
-  body: unknown,
-  headers: Headers,
-  { where, redact }: PreparedCall,
-  fallback: string,
-  note?: string,
-) {
-  const safeBody = redact(body);
-  const said = redact(note ?? serverMessageOf(safeBody) ?? fallback);
-  const ErrorClass = apiErrorClassFor(status);
-  return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
-    ...facts(status, headers, redact),
-    body: safeBody,
-  });
-}
-
-/** The status and masked headers of an answer that failed the call; only failures copy its headers. */
-const facts = (status: number, headers: Headers, redact: Redact) => ({
-  status,
-  headers: redactHeaders(headers, redact),
-});
 
 /** `?tenantId=t&a=1&b=2` from the tenant and the defined values, percent-encoded; empty when there are none. */
 function queryString(params: Record<string, unknown> | undefined, tenantId: string | undefined): string {
@@ -343,12 +278,21 @@ const failureOf = (first: Outcome): AttemptFailure =>
         : { kind: 'network', cause: first.error },
   );
 
-/** An error body: parsed JSON, else the text, else undefined. */
-function parseLenient(text: string | undefined): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+/**
+ * A failure as a `CrmError` when the reporter could not be loaded (a browser that cannot download
+ * its chunk): its class and status, and none of what the server said, which could not be masked.
+ */
+function unreported(error: unknown, { where, settings }: PreparedCall): CrmError {
+  const failure = error instanceof AttemptFailure ? error.failure : undefined;
+  if (settings.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: settings.signal.reason });
+  if (failure && 'status' in failure) {
+    const { status, kind } = failure;
+    const facts = { status, headers: new Headers(), body: undefined };
+    if (kind === 'http' || kind === 'refused') return new (apiErrorClassFor(status))(`${status} from ${where}`, facts);
+    return new CrmResponseValidationError(`Unexpected response from ${where}`, facts);
   }
+  if (failure?.kind === 'timeout' || failure?.kind === 'queued') return new CrmTimeoutError(`Timed out: ${where}`);
+  if (failure?.kind === 'key')
+    return new CrmError('The apiKey function failed; nothing was sent', { cause: failure.cause });
+  return new CrmConnectionError(`Connection failed: ${where}`);
 }

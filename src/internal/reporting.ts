@@ -1,0 +1,282 @@
+import type { CrmError } from '../core/errors';
+import type { CrmLogger, CrmRequestLog } from '../core/log';
+import type { TransportOptions } from '../options';
+import type { Kit } from './kit';
+import type { PreparedCall } from './prepared-call';
+
+/** What a masked value reads. */
+const MASK = '[redacted]';
+
+/** The most of a server's words an error message quotes. */
+const SERVER_WORDS = 500;
+
+/** Masks credentials in a value: strings, and the strings inside arrays and plain objects. */
+type Redact = <T>(value: T) => T;
+
+/** Reports failed calls as `CrmError`s, and attempts to the logger, with every secret masked. */
+export interface Reporter {
+  /** The `CrmError` a failed call rejects with (an `AttemptFailure`, or what else stopped it). */
+  error(error: unknown, call: PreparedCall): CrmError;
+  /** Hands one attempt of `call` to the logger, as a line and as facts. */
+  log(logger: CrmLogger, call: PreparedCall, request: Request, status: number, failure: unknown, ms: number): void;
+}
+
+/**
+ * What reports a call to people, its errors and its log lines. Loaded on demand, when a client
+ * is made (PERFORMANCE.md, "Chunks loaded on demand"): a call that succeeds and is not logged
+ * never needs it. If it cannot be loaded, the transport reports failures without any of the
+ * server's text, which it could not mask.
+ */
+export function createReporter(kit: Kit, options: TransportOptions): Reporter {
+  // One masking function per set of secrets: a scope's calls share their set.
+  const redacts = new WeakMap<readonly string[], Redact>();
+  const redactOf = ({ secrets }: PreparedCall): Redact => {
+    let redact = redacts.get(secrets);
+    if (!redact) {
+      redact = redactor(secrets);
+      redacts.set(secrets, redact);
+    }
+    return redact;
+  };
+  const factsOf = (status: number, headers: Headers, call: PreparedCall) => ({
+    status,
+    headers: redactHeaders(headers, redactOf(call), options.secretHeaders),
+  });
+  /** A server's body as an error keeps it: masked, and wholly for key management. */
+  const bodyOf = (body: unknown, call: PreparedCall) => (call.secretBody ? MASK : redactOf(call)(body));
+  /** A server's text as a message quotes it: masked, bounded, and unable to forge log lines. */
+  const quoted = (text: string, call: PreparedCall, max = SERVER_WORDS) => loggable(redactOf(call)(text), max);
+
+  return {
+    error(error, call) {
+      const { where, settings, deadline } = call;
+      const failure = error instanceof kit.AttemptFailure ? error.failure : undefined;
+      if (settings.signal?.aborted) {
+        return new kit.CrmAbortError(`Aborted${failure?.kind === 'queued' ? ' while queued' : ''}: ${where}`, {
+          cause: settings.signal.reason,
+        });
+      }
+      switch (failure?.kind) {
+        case 'http':
+        case 'refused': {
+          const { status, headers } = failure;
+          const body = bodyOf(failure.kind === 'http' ? parseLenient(failure.text) : failure.body, call);
+          const fallback = failure.kind === 'http' ? failure.statusText : 'success: false';
+          const note = failure.kind === 'http' ? failure.note : undefined;
+          const said = quoted(note ?? (call.secretBody ? undefined : serverMessageOf(body)) ?? fallback, call);
+          const ErrorClass = kit.apiErrorClassFor(status);
+          return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
+            ...factsOf(status, headers, call),
+            body,
+          });
+        }
+        case 'not-json': {
+          const type = failure.headers.get('content-type') ?? 'no content type';
+          const shown = call.secretBody ? MASK : quoted(failure.text, call, 200);
+          return new kit.CrmResponseValidationError(
+            `Expected a JSON envelope from ${where}, got ${type}: ${shown}`,
+            { ...factsOf(failure.status, failure.headers, call), body: bodyOf(failure.text, call) },
+            [{ field: '', path: [], message: `Not JSON (${type})` }],
+          );
+        }
+        case 'invalid': {
+          const issues = failure.issues ?? [];
+          return new kit.CrmResponseValidationError(
+            `Unexpected response from ${where}: ${issues.map((i) => `${i.field || '(body)'}: ${i.message}`).join('; ')}`,
+            { ...factsOf(failure.status, failure.headers, call), body: bodyOf(failure.body, call) },
+            issues,
+          );
+        }
+        case 'too-large':
+          return new kit.CrmResponseTooLargeError(
+            `Response body of at least ${failure.size} bytes exceeds maxResponseBytes (${options.maxResponseBytes}); the rest was not read`,
+            { ...factsOf(failure.status, failure.headers, call), body: undefined },
+          );
+        case 'key':
+          return new kit.CrmError(`The apiKey function failed for tenant "${call.scope.tenantId}"; nothing was sent`, {
+            cause: failure.cause,
+          });
+        case 'queued':
+          return new kit.CrmTimeoutError(
+            `Not started within totalTimeout (queued for a maxConcurrency slot): ${where}`,
+          );
+        case 'timeout':
+          // ky's timer may fire a millisecond or two early, hence the tolerance.
+          return new kit.CrmTimeoutError(
+            deadline !== undefined && Date.now() >= deadline - 10
+              ? `Not done within totalTimeout (${settings.totalTimeout} ms), retries included: ${where}`
+              : `No response within ${settings.timeout} ms: ${where}`,
+          );
+      }
+      const cause = safeCause(failure?.kind === 'network' ? failure.cause : error, redactOf(call));
+      const reason = cause instanceof Error ? `: ${loggable(cause.message, SERVER_WORDS)}` : '';
+      return new kit.CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
+    },
+
+    log(logger, call, request, status, failure, ms) {
+      const redact = redactOf(call);
+      const url = new URL(request.url);
+      const entry: CrmRequestLog = {
+        method: request.method,
+        url: redact(`${url.pathname}${url.search}`),
+        status,
+        error:
+          failure === undefined
+            ? undefined
+            : redact(failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure)),
+        durationMs: ms,
+        attempt: call.attempts,
+        headers: Object.fromEntries(redactHeaders(request.headers, redact, options.secretHeaders)),
+      };
+      const outcome = [status || '', entry.error === undefined ? '' : `failed (${entry.error})`]
+        .filter(Boolean)
+        .join(' ');
+      const line = `crm ${entry.method} ${entry.url} ${outcome} ${Math.round(ms)}ms attempt=${entry.attempt} headers=${JSON.stringify(entry.headers)}`;
+      // A failing log sink must not turn an answered call into a failure (and a create into a
+      // retry), nor an async one's rejection into an unhandled rejection that ends the process.
+      try {
+        (logger(loggable(line, Number.POSITIVE_INFINITY), entry) as unknown as Promise<unknown> | undefined)?.then?.(
+          undefined,
+          () => {},
+        );
+      } catch {}
+    },
+  };
+}
+
+/**
+ * Returns a function that replaces every occurrence of the given secrets inside strings, arrays
+ * and plain objects. Errors pass server text through it, since a server may echo a credential,
+ * and servers echo them encoded: each secret is also masked URL-encoded (`%20` or `+` for a
+ * space), JSON-escaped and in base64 (of its UTF-8 bytes, with or without padding, plain or
+ * URL-safe), and in any letter case.
+ */
+function redactor(secrets: readonly string[]): Redact {
+  const present = secrets.filter((secret) => secret.length > 0);
+  if (present.length === 0) return (value) => value;
+  const mask = maskOf(present);
+  const walk = (value: unknown, depth: number): unknown => {
+    if (typeof value === 'string') return mask(value);
+    if (typeof value !== 'object' || value === null) return value;
+    // Past this depth nothing is inspected, so nothing is kept.
+    if (depth > 32) return '[truncated]';
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
+    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [mask(k), walk(v, depth + 1)]));
+  };
+  return <T>(value: T) => walk(value, 0) as T;
+}
+
+/** Masks every form of every secret, longest first, so that a secret that contains another is masked whole. */
+function maskOf(secrets: readonly string[]): (text: string) => string {
+  const forms = [...new Set(secrets.flatMap(formsOf))].sort((a, b) => b.length - a.length);
+  try {
+    const pattern = new RegExp(forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+    // Compiled here, at its first use: an engine refuses a pattern that is too large only then.
+    pattern.test('');
+    return (text) => text.replace(pattern, MASK);
+  } catch {
+    // A pattern too large for the engine (keys of many kilobytes): each form, as it is.
+    return (text) => forms.reduce((out, form) => out.split(form).join(MASK), text);
+  }
+}
+
+/** The forms in which a server may echo `secret`. */
+function formsOf(secret: string): string[] {
+  const encoded = encodeURIComponent(secret);
+  let bytes = '';
+  for (const byte of new TextEncoder().encode(secret)) bytes += String.fromCharCode(byte);
+  const base64 = btoa(bytes).replace(/=+$/, '');
+  return [
+    secret,
+    encoded,
+    encoded.replace(/%20/g, '+'),
+    JSON.stringify(secret).slice(1, -1),
+    base64,
+    base64.replace(/\+/g, '-').replace(/\//g, '_'),
+  ];
+}
+
+/**
+ * A copy of `headers` with every credential header, and every header named in `secret`
+ * (lower-case names, the `redactHeaders` option), masked. A header whose name carries a secret
+ * is left out: a mask is not a legal header name.
+ */
+function redactHeaders(headers: Headers, redact: Redact, secret: ReadonlySet<string> | undefined): Headers {
+  const out = new Headers();
+  for (const [name, value] of headers) {
+    if (redact(name) !== name) continue;
+    const masked = /^(authorization|proxy-authorization|x-api-key|cookie|set-cookie)$/.test(name) || secret?.has(name);
+    out.set(name, masked ? MASK : redact(value));
+  }
+  return out;
+}
+
+/**
+ * What a failure may keep as `cause`: a copy, whatever it was (a custom fetch may reject with
+ * anything). An error keeps its name, message, stack, causes (an `AggregateError` its errors) and
+ * its fields of text or number, such as `code` and `port`; any other field (a `request`, a
+ * `config.headers`) is dropped. Anything else becomes an error of its JSON text. Secrets are masked.
+ */
+function safeCause(failure: unknown, redact: Redact, depth = 0): unknown {
+  if (failure === undefined || depth > 4) return undefined;
+  if (!(failure instanceof Error)) return new Error(redact(textOf(failure)));
+  const cause = safeCause(failure.cause, redact, depth + 1);
+  const copy = new Error(redact(failure.message), cause === undefined ? undefined : { cause }) as Error &
+    Record<string, unknown>;
+  copy.name = redact(failure.name);
+  if (failure.stack !== undefined) copy.stack = redact(failure.stack);
+  for (const [name, value] of Object.entries(failure)) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      copy[redact(name)] = redact(value);
+  }
+  if (failure instanceof AggregateError) copy.errors = failure.errors.map((each) => safeCause(each, redact, depth + 1));
+  return copy;
+}
+
+/** A value that is not an error, as text: JSON where it can be. */
+function textOf(value: unknown): string {
+  try {
+    return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * Text a message or a log line quotes: at most `max` characters, with line breaks and other
+ * control characters escaped, so that it cannot forge lines in a log.
+ */
+const loggable = (text: string, max: number) =>
+  text
+    .slice(0, max)
+    .replace(CONTROL, (c) =>
+      c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is escaped
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g;
+
+/** The server's own words from an error body, in the shapes APIs commonly use. */
+function serverMessageOf(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.trim() || undefined;
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { error, message } = body as { error?: unknown; message?: unknown };
+  if (typeof error === 'object' && error !== null) {
+    const nested = (error as { message?: unknown }).message;
+    if (typeof nested === 'string') return nested;
+  }
+  if (typeof message === 'string') return message;
+  if (typeof error === 'string') return error;
+  return undefined;
+}
+
+/** An error body: parsed JSON, else the text, else undefined. */
+function parseLenient(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
