@@ -44,12 +44,10 @@ export class CrmError extends Error {
    * holds), or by brand, so that it also recognises errors from another copy of the package.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
-    const asked: typeof CrmError = this;
-    if (Object.prototype.isPrototypeOf.call(asked.prototype, value as object)) return true;
+    if (Object.prototype.isPrototypeOf.call(this.prototype, value as object)) return true;
     // The brand only for the SDK's own classes: a subclass of yours, without a kind of its own,
     // must not claim every error of the SDK.
-    return Object.hasOwn(asked, 'kind') && hasKind(value, asked.kind);
+    return Object.hasOwn(this, 'kind') && hasKind(value, this.kind);
   }
 }
 

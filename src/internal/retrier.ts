@@ -17,27 +17,33 @@ type Send = (input: RequestInfo | URL, init: RequestInit | undefined, call: Prep
 /** Loaded on demand, with ky (see PERFORMANCE.md, "the first attempt outside ky"). */
 export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
   const { AttemptFailure } = kit;
-  // Bodies are read inside fetch, so ky gets bodiless Responses; their text is kept here.
-  const bodies = new WeakMap<Response, string>();
-  const bare = ({ response, text }: Received): Response => {
-    const { status, statusText, headers } = response;
-    const copy = new Response(null, { status, statusText, headers });
-    bodies.set(copy, text);
+  // Bodies are read inside fetch, so ky gets bodiless copies; the answers themselves are kept here.
+  const originals = new WeakMap<Response, Received>();
+  const bare = (received: Received): Response => {
+    const { ok, status, statusText, headers } = received.response;
+    // ky takes a retry's wait from the answer's headers. It is shown Retry-After alone, in whole
+    // seconds rounded up: ky would also read RateLimit-Reset and X-RateLimit-*, which the spec
+    // never mentions, and ignores a fractional Retry-After (README, "Retries and timeouts").
+    const wait = ok ? undefined : kit.retryAfterMsOf(headers);
+    const timing: Record<string, string> = wait === undefined ? {} : { 'retry-after': String(Math.ceil(wait / 1000)) };
+    const copy = new Response(null, { status, statusText, headers: timing });
+    originals.set(copy, received);
     return copy;
   };
   const client: KyInstance = ky.create({ retry: retryPolicy(kit) });
 
   const failureOf = (error: unknown): Error => {
     if (isHTTPError(error)) {
-      const { status, statusText, headers } = error.response;
-      const text = bodies.get(error.response);
+      const original = originals.get(error.response);
+      const response = original?.response ?? error.response;
+      const { status, statusText, headers } = response;
       return new AttemptFailure({
         kind: 'http',
         status,
         statusText,
         headers,
-        text,
-        note: unfollowedNote(error.response, baseUrl),
+        text: original?.text,
+        note: unfollowedNote(response, baseUrl),
       });
     }
     if (isTimeoutError(error)) return new AttemptFailure({ kind: 'timeout' });
@@ -71,7 +77,7 @@ export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
     if (deadline !== undefined) options.totalTimeout = Math.max(1, deadline - Date.now());
     try {
       const response = await client(call.href, options);
-      return { response, text: bodies.get(response) ?? '' };
+      return originals.get(response) ?? { response, text: '' };
     } catch (error) {
       throw failureOf(error);
     }

@@ -111,3 +111,43 @@ test('a POST answered 429 without Retry-After is also repeated, after a backoff,
   expect(created.id).toBe('opp_created');
   expectRepeatedOnceExecutedOnce(fault(), OPPS_PATH);
 });
+
+test('a fractional Retry-After is honoured, rounded up to the next whole second', async () => {
+  fault().script('GET', OPP_PATH, tooMany('0.5'), reply.ok(OPPORTUNITY));
+
+  await expect(clientFor(fault()).opportunities.get(OPP_ID)).resolves.toEqual(OPPORTUNITY);
+
+  const seen = fault().received('GET', OPP_PATH);
+  expect(seen).toHaveLength(2);
+  expect(gapAfter(seen, 0)).toBeGreaterThanOrEqual(900);
+  expect(gapAfter(seen, 0)).toBeLessThan(3_000);
+});
+
+test('X-RateLimit-Reset and RateLimit-Reset, which the spec never mentions, do not set the wait: the usual backoff does', async () => {
+  const inAMinute = String(Math.ceil(Date.now() / 1000) + 60);
+  fault().script(
+    'GET',
+    OPP_PATH,
+    reply.jsonError(429, 'Too many requests', { 'x-ratelimit-reset': inAMinute, 'ratelimit-reset': '60' }),
+    reply.ok(OPPORTUNITY),
+  );
+
+  await expect(clientFor(fault()).opportunities.get(OPP_ID)).resolves.toEqual(OPPORTUNITY);
+
+  const seen = fault().received('GET', OPP_PATH);
+  expect(seen).toHaveLength(2);
+  // The first backoff is 0.3 s, jittered down to no less than half of it.
+  expect(gapAfter(seen, 0)).toBeGreaterThanOrEqual(100);
+  expect(gapAfter(seen, 0)).toBeLessThan(5_000);
+});
+
+test('a fractional Retry-After longer than what totalTimeout leaves ends at once with CrmRateLimitError', async () => {
+  fault().otherwise('GET', OPP_PATH, tooMany('2.5'));
+
+  const { error, elapsed } = await failure(clientFor(fault(), { totalTimeout: 1_000 }).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmRateLimitError);
+  expect((error as CrmRateLimitError).retryAfterMs).toBe(2_500);
+  expect(elapsed).toBeLessThan(900);
+  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
