@@ -149,6 +149,9 @@ class Body {
     }
     const pad = '  '.repeat(depth);
     this.lines.push(`${pad}if (typeof ${v} !== "object" || ${v} === null || Array.isArray(${v})) return false;`);
+    // zod copies a loose object's keys by assignment, which loses an own `__proto__` key (JSON.parse
+    // makes one): such a body goes to zod, so that both paths return the same.
+    this.lines.push(`${pad}if (Object.hasOwn(${v}, "__proto__")) return false;`);
     for (const [key, child] of Object.entries(def.shape ?? {})) {
       const field = this.name('v');
       this.lines.push(`${pad}const ${field} = ${v}[${JSON.stringify(key)}];`);

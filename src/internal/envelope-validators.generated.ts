@@ -4,6 +4,7 @@
 
 function check0(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["id"];
   if (typeof v0 !== "string") return false;
   const v1 = input["name"];
@@ -58,6 +59,7 @@ function check0(input) {
   if (v25 !== undefined) {
     if (v25 !== null) {
       if (typeof v25 !== "object" || v25 === null || Array.isArray(v25)) return false;
+      if (Object.hasOwn(v25, "__proto__")) return false;
     }
   }
   const v26 = input["associatedContacts"];
@@ -67,6 +69,7 @@ function check0(input) {
       for (let i27 = 0; i27 < v26.length; i27++) {
         const v28 = v26[i27];
         if (typeof v28 !== "object" || v28 === null || Array.isArray(v28)) return false;
+        if (Object.hasOwn(v28, "__proto__")) return false;
       }
     }
   }
@@ -75,6 +78,7 @@ function check0(input) {
 
 function check1(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
@@ -84,6 +88,7 @@ function check1(input) {
 
 function check2(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["id"];
   if (typeof v0 !== "string") return false;
   const v1 = input["tenantId"];
@@ -115,6 +120,7 @@ function check2(input) {
 
 function check3(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["page"];
   if (v0 !== undefined && (v0 !== null && (typeof v0 !== "number" || !Number.isFinite(v0)))) return false;
   const v1 = input["limit"];
@@ -128,6 +134,7 @@ function check3(input) {
 
 function check4(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
@@ -143,6 +150,7 @@ function check4(input) {
 
 function check5(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
@@ -152,6 +160,7 @@ function check5(input) {
 
 function check6(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["id"];
   if (typeof v0 !== "string") return false;
   const v1 = input["name"];
@@ -193,6 +202,7 @@ function check6(input) {
 
 function check7(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
@@ -202,15 +212,18 @@ function check7(input) {
 
 function check8(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
   if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
+  if (Object.hasOwn(v1, "__proto__")) return false;
   return true;
 }
 
 function check9(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["id"];
   if (typeof v0 !== "string") return false;
   const v1 = input["accountId"];
@@ -248,6 +261,7 @@ function check9(input) {
 
 function check10(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];
@@ -257,6 +271,7 @@ function check10(input) {
 
 function check11(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if (Object.hasOwn(input, "__proto__")) return false;
   const v0 = input["success"];
   if (v0 !== true) return false;
   const v1 = input["data"];

@@ -131,3 +131,67 @@ describe('a generated validator agrees with zod interpreter', () => {
     },
   );
 });
+
+/** How many objects in `value` have an own `__proto__` key. */
+const ownProtoKeys = (value: unknown): number =>
+  typeof value !== 'object' || value === null
+    ? 0
+    : (Object.hasOwn(value, '__proto__') ? 1 : 0) +
+      Object.values(value).reduce((sum: number, each) => sum + ownProtoKeys(each), 0);
+
+describe('one parse, one result: hostile keys', () => {
+  /** A record as JSON.parse makes it: `__proto__` and the like become own keys. */
+  const hostileRecord = fc
+    .array(
+      fc.tuple(
+        fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'subject'),
+        fc.jsonValue({ maxDepth: 2 }),
+      ),
+      { maxLength: 4 },
+    )
+    .map((entries) =>
+      JSON.parse(
+        `{"id":"act_1",${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`.replace(
+          ',}',
+          '}',
+        ),
+      ),
+    );
+
+  test('the SDK returns what zod returns, whether the generated validator accepts a body or zod parses it', () => {
+    const row = rows.find((r) => r.name === 'listActivities');
+    fc.assert(
+      fc.property(fc.array(hostileRecord, { maxLength: 3 }), (data) => {
+        const body = JSON.parse(
+          JSON.stringify({ success: true, data, pagination: { page: 1, limit: 3, total: 3, pages: 1 } }).replace(
+            /"__proto__"/g,
+            '"__proto__"',
+          ),
+        );
+        const slow = row?.endpoint.envelope.safeParse(body);
+        if (row?.valid?.(body)) {
+          // What the SDK hands over is the body itself: zod must return the same.
+          expect(slow?.success).toBe(true);
+          expect(slow?.data).toEqual(body);
+          // toEqual reads an own __proto__ key as the prototype: count them apart.
+          expect(ownProtoKeys(slow?.data)).toBe(ownProtoKeys(body));
+        }
+      }),
+      { numRuns: 300, seed: 9 },
+    );
+  });
+
+  test('a record with an own __proto__ key is left to zod, which does not keep it', () => {
+    const row = rows.find((r) => r.name === 'listActivities');
+    const body = JSON.parse(
+      '{"success":true,"data":[{"id":"act_1","__proto__":{"polluted":true}}],"pagination":{"page":1,"pages":1}}',
+    );
+
+    expect(row?.valid?.(body)).toBe(false);
+    const parsed = row?.endpoint.envelope.safeParse(body);
+    expect(parsed?.success).toBe(true);
+    const [record] = (parsed?.data as { data: object[] } | undefined)?.data ?? [];
+    expect(record && Object.hasOwn(record, '__proto__')).toBe(false);
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+});
