@@ -44,11 +44,18 @@ export class CrmError extends Error {
    * holds), or by brand, so that it also recognises errors from another copy of the package.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Object.prototype.isPrototypeOf.call(this.prototype, value as object)) return true;
-    // The brand only for the SDK's own classes: a subclass of yours, without a kind of its own,
-    // must not claim every error of the SDK.
-    return Object.hasOwn(this, 'kind') && hasKind(value, this.kind);
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass `instanceof` was asked about
+    return isInstance(this, value);
   }
+}
+
+/**
+ * By the prototype chain, or by the brand of the SDK's own classes only: a subclass of yours,
+ * without a kind of its own, must not claim every error of the SDK.
+ */
+function isInstance(asked: { readonly prototype: object; readonly kind: string }, value: unknown): boolean {
+  if (Object.prototype.isPrototypeOf.call(asked.prototype, value as object)) return true;
+  return Object.hasOwn(asked, 'kind') && hasKind(value, asked.kind);
 }
 
 /** One offending field of a {@link CrmValidationError}. */
