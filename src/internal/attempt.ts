@@ -35,6 +35,8 @@ export type Failure =
       readonly status: number;
       readonly headers: Headers;
       readonly body: unknown;
+      /** The text the body was parsed from. */
+      readonly text: string;
       readonly issues?: readonly CrmValidationIssue[];
     };
 

@@ -301,3 +301,9 @@ export const envelopeValidators: Readonly<Record<string, (input: unknown) => boo
   "GET integrations/api-key": check8,
   "POST integrations/api-key/generate": check8,
 };
+
+/** Whether zod would accept one record of a page, by `METHOD path` of the list. */
+export const recordValidators: Readonly<Record<string, (input: unknown) => boolean>> = {
+  "GET integrations/v1/activities": check2,
+  "GET integrations/v1/contacts": check9,
+};

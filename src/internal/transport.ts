@@ -16,7 +16,7 @@ import type { Endpoint } from './endpoint';
 import { issuesOf } from './issues';
 import { kit } from './kit';
 import { OnDemand } from './on-demand';
-import { parseContext } from './parse-context';
+import { checkPage, zodCheck } from './page-check';
 import type { PreparedCall } from './prepared-call';
 import { readBodyText } from './read-body';
 import type { Scope } from './scope';
@@ -49,9 +49,7 @@ export class Transport {
   readonly #reporter = new OnDemand(() =>
     import('./reporting').then(({ createReporter }) => createReporter(kit, this.options)),
   );
-  readonly #validators = new OnDemand(() =>
-    import('./envelope-validators.generated').then(({ envelopeValidators }) => envelopeValidators),
-  );
+  readonly #validators = new OnDemand(() => import('./envelope-validators.generated'));
 
   constructor(options: TransportOptions) {
     this.options = options;
@@ -206,20 +204,21 @@ export class Transport {
       throw new AttemptFailure({ kind: 'not-json', status, headers, text });
     }
     if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
-      throw new AttemptFailure({ kind: 'refused', status, headers, body: json });
+      throw new AttemptFailure({ kind: 'refused', status, headers, body: json, text });
     }
     // Unvalidated responses that are not even an envelope get the full check, for its precise error.
     if (this.options.validateResponses || !isFramed(endpoint, json)) {
-      const valid = this.#validators.value?.[endpoint.key];
-      if (!valid?.(json)) {
-        // zod's interpreter parses what the generated validator refuses (PERFORMANCE.md, "Generated
-        // response validators"), for zod's own issues, and everything until the validators have arrived.
-        if (!valid) this.#validators.preload();
-        const result = endpoint.envelope.safeParse(json, parseContext);
-        if (!result.success) {
-          throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, issues: issuesOf(result.error) });
-        }
-        json = result.data;
+      const validators = this.#validators.value;
+      if (!validators?.envelopeValidators[endpoint.key]?.(json)) {
+        // What the generated validator refuses, and everything until the validators have
+        // arrived, zod's interpreter parses, for its own issues (PERFORMANCE.md, "Generated
+        // response validators"); a page, record by record.
+        if (!validators) this.#validators.preload();
+        const validRecord = validators?.recordValidators[endpoint.key];
+        const checked = validRecord ? checkPage(endpoint, json, validRecord) : zodCheck(endpoint, json);
+        if (!checked.success)
+          throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, text, issues: checked.issues });
+        json = checked.data;
       }
     }
     const envelope = json as { data: Data<E>; pagination?: Pagination };

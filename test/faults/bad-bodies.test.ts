@@ -1,4 +1,4 @@
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { CrmApiError, CrmResponseValidationError } from '../../src/index';
 import {
   ACTIVITIES_PATH,
@@ -151,4 +151,54 @@ test('with validateResponses: false, records are handed over unchecked: a field 
   const first = await clientFor(fault(), { validateResponses: false }).activities.list({ opportunityId: OPP_ID });
 
   expect(first.data).toEqual([{ id: 'act_1', subject: 42 }]);
+});
+
+describe('a page with bad records', () => {
+  const page = (data: unknown[], pagination: object = { page: 1, limit: data.length, total: data.length, pages: 1 }) =>
+    reply.with(200, { success: true, data, pagination });
+  const good = (i: number) => ({ id: `act_${i}`, subject: `Call ${i}`, type: 'call' });
+
+  /** A client whose response validators have arrived, and whose first page comes next. */
+  async function warmClient() {
+    fault().script('GET', ACTIVITIES_PATH, page([good(0)]));
+    const crm = clientFor(fault());
+    await crm.activities.list({ opportunityId: OPP_ID });
+    return crm;
+  }
+
+  test('names the bad records by index and field, among a thousand good ones', async () => {
+    const crm = await warmClient();
+    const data = Array.from({ length: 1_000 }, (_, i) => good(i));
+    data[3] = { ...good(3), id: 3 as unknown as string };
+    data[700] = { ...good(700), subject: { text: 'x' } as unknown as string };
+    fault().script('GET', ACTIVITIES_PATH, page(data));
+
+    const { error } = await failure(crm.activities.list({ opportunityId: OPP_ID }));
+
+    expect(error).toBeInstanceOf(CrmResponseValidationError);
+    expect((error as CrmResponseValidationError).issues.map((i) => i.field)).toEqual(['data.3.id', 'data.700.subject']);
+    expect((error as Error).message).toContain('data.3.id');
+  });
+
+  test('names the first ten bad records only, and the frame when it is wrong too', async () => {
+    const crm = await warmClient();
+    const data = Array.from({ length: 50 }, (_, i) => ({ ...good(i), id: i }));
+    fault().script('GET', ACTIVITIES_PATH, page(data, { page: 'one', pages: 1 }));
+
+    const { error } = await failure(crm.activities.list({ opportunityId: OPP_ID }));
+
+    const fields = (error as CrmResponseValidationError).issues.map((i) => i.field);
+    expect(fields).toEqual(['pagination.page', ...Array.from({ length: 10 }, (_, i) => `data.${i}.id`)]);
+  });
+
+  test('returns a page that zod accepts though its validator did not, as zod returns it', async () => {
+    const crm = await warmClient();
+    const text = `{"success":true,"data":[{"id":"act_1","subject":"a"},{"id":"act_2","__proto__":{"x":1}}],"pagination":{"page":1,"pages":1}}`;
+    fault().script('GET', ACTIVITIES_PATH, reply.with(200, text, { headers: JSON_TYPE }));
+
+    const first = await crm.activities.list({ opportunityId: OPP_ID });
+
+    expect(first.data.map((a) => a.id)).toEqual(['act_1', 'act_2']);
+    expect(Object.hasOwn(first.data[1] as object, '__proto__')).toBe(false);
+  });
 });

@@ -273,3 +273,20 @@ describe('the logger and errors mask every credential-like header', () => {
     expectAbsent(error, ADMIN_TOKEN);
   });
 });
+
+test('a key a server writes with JSON escapes is masked in the parsed body too', async () => {
+  const escaped = [...API_KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  fault().otherwise(
+    'GET',
+    OPP_PATH,
+    reply.with(404, `{"message":"bad key ${escaped}","key":"${escaped}"}`, {
+      headers: { 'content-type': 'application/json' },
+    }),
+  );
+
+  const { error } = await failure(clientFor(fault()).opportunities.get(OPP_ID));
+
+  expect(error).toBeInstanceOf(CrmNotFoundError);
+  expect((error as CrmNotFoundError).body).toEqual({ message: 'bad key [redacted]', key: '[redacted]' });
+  expectAbsent(error, API_KEY);
+});
