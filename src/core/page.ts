@@ -15,6 +15,9 @@ interface PageRequest<T extends { id: string }> {
 
 const ignore = () => undefined;
 
+/** The most pages a loop asks for when its first page reports neither `pages` nor `total`. */
+const MAX_PAGES_UNREPORTED = 10_000;
+
 /**
  * A page fetched ahead failed before the loop asked for it, so its error's stack stops at the
  * request: taken again here, it leads to the loop's own code (src/internal/README.md, "Stacks").
@@ -93,9 +96,35 @@ export class Page<T extends { id: string }> {
     }
   }
 
-  /** @internal What identifies this page's content, to recognise it when a server serves it again. */
+  /**
+   * @internal What identifies this page's set of records, in any order, to recognise it when a
+   * server serves it again: their count, and the sum and exclusive or of a 32-bit hash (FNV-1a) of
+   * each id. Some 40 bytes, whatever the length of the ids.
+   */
   fingerprint(): string {
-    return `${this.data.length}\u0000${this.data[0]?.id}\u0000${this.data.at(-1)?.id}`;
+    let sum = 0;
+    let xor = 0;
+    for (const { id } of this.data) {
+      let hash = 0x811c9dc5;
+      const text = String(id);
+      for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+      sum = (sum + hash) | 0;
+      xor ^= hash;
+    }
+    return `${this.data.length}:${sum}:${xor}`;
+  }
+
+  /**
+   * @internal How many pages a loop from this one may ask for: twice what this page reports, and
+   * ten more, which a list that grows while it is read does not reach, and a server that keeps
+   * reporting more pages does; 10,000 when this page reports neither `pages` nor `total`.
+   */
+  pageBound(): number {
+    const { pages, total, limit } = this.pagination;
+    const size = limit ?? this.#request.limit ?? this.data.length;
+    const reported =
+      typeof pages === 'number' ? pages : typeof total === 'number' && size ? Math.ceil(total / size) : undefined;
+    return reported === undefined ? MAX_PAGES_UNREPORTED : 2 * reported + 10;
   }
 
   /**
@@ -147,9 +176,12 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
   }
 
   /**
-   * Every page, in order, starting with this one. Stops early on a page served before (or one
-   * made only of the previous page's records): a server cycling through pages cannot loop us
-   * forever. Memory holds the previous page and a short fingerprint per page (plus pages fetched ahead).
+   * Every page, in order, starting with this one. Stops early on a page served before, in any
+   * order (or one made only of the previous page's records): a server cycling through pages
+   * cannot loop us forever. Rejects with a `CrmError` past twice the pages the first page reported,
+   * and ten (10,000 when it reports neither `pages` nor `total`): a server that keeps reporting
+   * more pages cannot keep us reading forever. Memory holds the previous page, the pages fetched
+   * ahead, and some 40 bytes per page read.
    */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page: Page<T> = await (this as CrmPromise<Page<T>>);
@@ -157,9 +189,18 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
     try {
       page.fillAhead(ahead);
       yield page;
-      // A page is recognised again by its first id, last id and length: a few bytes per page.
       const seen = new Set([page.fingerprint()]);
+      const bound = page.pageBound();
       while (page.hasNextPage()) {
+        if (seen.size >= bound) {
+          throw new CrmError(
+            `Stopped reading a list after ${bound} pages, though the server reports more: a list is read for at most ${
+              bound === MAX_PAGES_UNREPORTED
+                ? `${bound} pages when its first page reports neither pages nor total`
+                : 'twice the pages its first page reported, and ten'
+            }`,
+          );
+        }
         const wanted = page.number + 1;
         const previous = page;
         const queued = ahead[0]?.number === wanted ? ahead.shift() : undefined;
