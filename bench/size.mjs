@@ -11,8 +11,9 @@ const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 /**
  * min+gzip bytes of the ESM entry as an app bundler would split it: `initial` is what loads with
  * `import 'crm-integration-sdk'` (the entry and the chunks it imports statically), `lazy` what the
- * SDK imports on demand (ky, on a first attempt that fails; the response validators, once a
- * client exists; the limiter, once a client with maxConcurrency exists).
+ * SDK imports on demand, all started once a client exists: ky (used when a first attempt fails),
+ * the reporter (when a call fails or is logged), the response validators, and the limiter with
+ * the key look-up (with maxConcurrency or an apiKey function).
  * Each chunk is gzipped alone, as it would be served.
  */
 export async function bundleSizes({ ownOnly = false } = {}) {
