@@ -229,7 +229,12 @@ async function main() {
     undefined,
     '<= 18 KiB',
   );
-  record('bundle, min+gzip', 'loaded on demand (ky, the reporter, the response validators, the limiter)', whole.lazy / 1024, 'KiB');
+  record(
+    'bundle, min+gzip',
+    'loaded on demand (ky, the reporter, the response validators, the limiter)',
+    whole.lazy / 1024,
+    'KiB',
+  );
   record('bundle, min+gzip', 'all of it', (whole.initial + whole.lazy) / 1024, 'KiB');
   record('bundle, min+gzip', "the SDK's own code, up front", own.initial / 1024, 'KiB');
   const zodAlone = coldImportOf('zod/mini');

@@ -15,8 +15,10 @@ interface PageRequest<T extends { id: string }> {
 
 const ignore = () => undefined;
 
-/** The most pages a loop asks for when its first page reports neither `pages` nor `total`. */
+/** The most pages a loop asks for when its first page reports neither `pages` nor `total` (nor a finite number). */
 const MAX_PAGES_UNREPORTED = 10_000;
+/** The most pages a loop asks for, whatever the first page reports: 200 million records at 200 a page. */
+const MAX_PAGES = 1_000_000;
 
 /**
  * A page fetched ahead failed before the loop asked for it, so its error's stack stops at the
@@ -106,7 +108,8 @@ export class Page<T extends { id: string }> {
     let xor = 0;
     for (const { id } of this.data) {
       let hash = 0x811c9dc5;
-      const text = String(id);
+      // A string, where records were validated; anything, where they were not.
+      const text = typeof id === 'string' ? id : (JSON.stringify(id) ?? '');
       for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
       sum = (sum + hash) | 0;
       xor ^= hash;
@@ -124,7 +127,8 @@ export class Page<T extends { id: string }> {
     const size = limit ?? this.#request.limit ?? this.data.length;
     const reported =
       typeof pages === 'number' ? pages : typeof total === 'number' && size ? Math.ceil(total / size) : undefined;
-    return reported === undefined ? MAX_PAGES_UNREPORTED : 2 * reported + 10;
+    if (reported === undefined || !Number.isFinite(reported) || reported < 0) return MAX_PAGES_UNREPORTED;
+    return Math.min(2 * reported + 10, MAX_PAGES);
   }
 
   /**
@@ -197,7 +201,9 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
             `Stopped reading a list after ${bound} pages, though the server reports more: a list is read for at most ${
               bound === MAX_PAGES_UNREPORTED
                 ? `${bound} pages when its first page reports neither pages nor total`
-                : 'twice the pages its first page reported, and ten'
+                : bound === MAX_PAGES
+                  ? `${bound} pages`
+                  : 'twice the pages its first page reported, and ten'
             }`,
           );
         }

@@ -78,7 +78,7 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
           });
         }
         case 'not-json': {
-          const type = failure.headers.get('content-type') ?? 'no content type';
+          const type = quoted(failure.headers.get('content-type') ?? 'no content type', call, 100);
           const shown = call.secretBody ? MASK : quoted(failure.text, call, 200);
           return new kit.CrmResponseValidationError(
             `Expected a JSON envelope from ${where}, got ${type}: ${shown}`,
@@ -99,10 +99,15 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
             `Response body of at least ${failure.size} bytes exceeds maxResponseBytes (${options.maxResponseBytes}); the rest was not read`,
             { ...factsOf(failure.status, failure.headers, call), body: undefined },
           );
-        case 'key':
+        case 'key': {
+          // The function's own error, as it is, unless it holds a secret: then a masked copy.
+          const redact = redactOf(call);
+          const copy = safeCause(failure.cause, redact);
+          const cause = holdsNoSecret(failure.cause, redact) ? failure.cause : copy;
           return new kit.CrmError(`The apiKey function failed for tenant "${call.scope.tenantId}"; nothing was sent`, {
-            cause: failure.cause,
+            cause,
           });
+        }
         case 'queued':
           return new kit.CrmTimeoutError(
             `Not started within totalTimeout (queued for a maxConcurrency slot): ${where}`,
@@ -177,15 +182,43 @@ function redactor(secrets: readonly string[]): Redact {
 /** Masks every form of every secret, longest first, so that a secret that contains another is masked whole. */
 function maskOf(secrets: readonly string[]): (text: string) => string {
   const forms = [...new Set(secrets.flatMap(formsOf))].sort((a, b) => b.length - a.length);
+  let replace: (text: string) => string;
   try {
     const pattern = new RegExp(forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
     // Compiled here, at its first use: an engine refuses a pattern that is too large only then.
     pattern.test('');
-    return (text) => text.replace(pattern, MASK);
+    replace = (text) => text.replace(pattern, MASK);
   } catch {
     // A pattern too large for the engine (keys of many kilobytes): each form, as it is.
-    return (text) => forms.reduce((out, form) => out.split(form).join(MASK), text);
+    replace = (text) => forms.reduce((out, form) => out.split(form).join(MASK), text);
   }
+  return (text) => {
+    const direct = replace(text);
+    // A server may also escape a key in JSON (\u006b) or percent-encode any of its characters,
+    // in any mix: the text is read decoded too, and shown decoded where that shows a secret.
+    if (!ENCODED.test(direct)) return direct;
+    for (const decoded of decodedForms(direct)) {
+      const masked = replace(decoded);
+      if (masked !== decoded) return masked;
+    }
+    return direct;
+  };
+}
+
+const ENCODED = /\\u[0-9a-f]{4}|%[0-9a-f]{2}/i;
+
+/** `text` with JSON's \u escapes and percent-encoding decoded; and with `+` as a space, as forms encode it. */
+function decodedForms(text: string): string[] {
+  const decoded = text
+    .replace(/\\u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    .replace(/(%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  return [decoded, decoded.replace(/\+/g, ' ')];
 }
 
 /** The forms in which a server may echo `secret`. */
@@ -226,19 +259,44 @@ function redactHeaders(headers: Headers, redact: Redact, secret: ReadonlySet<str
  * `config.headers`) is dropped. Anything else becomes an error of its JSON text. Secrets are masked.
  */
 function safeCause(failure: unknown, redact: Redact, depth = 0): unknown {
-  if (failure === undefined || depth > 4) return undefined;
-  if (!(failure instanceof Error)) return new Error(redact(textOf(failure)));
-  const cause = safeCause(failure.cause, redact, depth + 1);
-  const copy = new Error(redact(failure.message), cause === undefined ? undefined : { cause }) as Error &
-    Record<string, unknown>;
-  copy.name = redact(failure.name);
-  if (failure.stack !== undefined) copy.stack = redact(failure.stack);
-  for (const [name, value] of Object.entries(failure)) {
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-      copy[redact(name)] = redact(value);
+  try {
+    if (failure === undefined || depth > 4) return undefined;
+    if (!(failure instanceof Error)) return new Error(redact(textOf(failure)));
+    const cause = safeCause(failure.cause, redact, depth + 1);
+    const copy = new Error(redact(String(failure.message)), cause === undefined ? undefined : { cause }) as Error &
+      Record<string, unknown>;
+    copy.name = redact(String(failure.name));
+    if (typeof failure.stack === 'string') copy.stack = redact(failure.stack);
+    for (const [name, value] of Object.entries(failure)) {
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+        copy[redact(name)] = redact(value);
+    }
+    const { errors } = failure as { errors?: unknown };
+    if (Array.isArray(errors)) copy.errors = errors.map((each) => safeCause(each, redact, depth + 1));
+    return copy;
+  } catch {
+    // A failure whose getters throw, a Proxy: nothing of it can be read safely.
+    return new Error('A failure that could not be read');
   }
-  if (failure instanceof AggregateError) copy.errors = failure.errors.map((each) => safeCause(each, redact, depth + 1));
-  return copy;
+}
+
+/** Whether no text a failure shows, its causes' included, holds a secret; false when it cannot be read. */
+function holdsNoSecret(failure: unknown, redact: Redact, depth = 0): boolean {
+  try {
+    if (!(failure instanceof Error)) return redact(textOf(failure)) === textOf(failure);
+    const texts = [
+      String(failure.message),
+      String(failure.stack),
+      String(failure.name),
+      ...Object.values(failure).map(textOf),
+    ];
+    return (
+      texts.every((text) => redact(text) === text) &&
+      (failure.cause === undefined || (depth < 4 && holdsNoSecret(failure.cause, redact, depth + 1)))
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A value that is not an error, as text: JSON where it can be. */
@@ -246,7 +304,11 @@ function textOf(value: unknown): string {
   try {
     return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
   }
 }
 

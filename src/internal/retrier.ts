@@ -19,13 +19,15 @@ export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
   const { AttemptFailure } = kit;
   // Bodies are read inside fetch, so ky gets bodiless copies; the answers themselves are kept here.
   const originals = new WeakMap<Response, Received>();
-  const bare = (received: Received): Response => {
+  const bare = (received: Received, maxRetryAfter: number): Response => {
     const { ok, status, statusText, headers } = received.response;
     // ky takes a retry's wait from the answer's headers. It is shown Retry-After alone, in whole
     // seconds rounded up: ky would also read RateLimit-Reset and X-RateLimit-*, which the spec
     // never mentions, and ignores a fractional Retry-After (README, "Retries and timeouts").
-    const wait = ok ? undefined : kit.retryAfterMsOf(headers);
-    const timing: Record<string, string> = wait === undefined ? {} : { 'retry-after': String(Math.ceil(wait / 1000)) };
+    // Capped here, so that what ky reads back is a small whole number (1e21 seconds would not be).
+    const wait = ok ? undefined : Math.min(kit.retryAfterMsOf(headers) ?? Number.NaN, maxRetryAfter);
+    const timing: Record<string, string> =
+      wait === undefined || Number.isNaN(wait) ? {} : { 'retry-after': String(Math.ceil(wait / 1000)) };
     const copy = new Response(null, { status, statusText, headers: timing });
     originals.set(copy, received);
     return copy;
@@ -66,8 +68,11 @@ export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
         }
         const received = outcome ?? (await send(input, init, call));
         // Within the attempt, so ky's timeout and the caller's signal cover the redirects too.
-        if (received.response.ok) return bare(received);
-        return bare(await followRedirects(received, call, (input as Request).signal, send, kit));
+        if (received.response.ok) return bare(received, settings.maxRetryAfter);
+        return bare(
+          await followRedirects(received, call, (input as Request).signal, send, kit),
+          settings.maxRetryAfter,
+        );
       },
       timeout: settings.timeout,
       retry: { limit: settings.maxRetries, maxRetryAfter: settings.maxRetryAfter },

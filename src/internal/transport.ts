@@ -92,7 +92,7 @@ export class Transport {
       settings,
       scope,
       deadline: settings.totalTimeout === undefined ? undefined : Date.now() + settings.totalTimeout,
-      secrets: scope.secrets,
+      secrets: scope.secretsFor(settings),
       secretBody: endpoint.auth === 'admin',
       keyFrom: typeof apiKey === 'function' && endpoint.auth === 'apiKey' ? apiKey : undefined,
       attempts: 0,
