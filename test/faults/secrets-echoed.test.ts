@@ -4,7 +4,6 @@ import {
   CrmNotFoundError,
   type CrmRequestLog,
   CrmResponseValidationError,
-  CrmServerError,
   CrmValidationError,
 } from '../../src/index';
 import { expectAbsent } from '../support/renderings';

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { expect } from 'vitest';
 
 /** Every way an error usually reaches a log, plus its cause chain. */
-export function renderings(value: unknown): string[] {
+function renderings(value: unknown): string[] {
   const error = value as Error;
   const cloned = (() => {
     try {
@@ -27,7 +27,7 @@ export function renderings(value: unknown): string[] {
   return out;
 }
 
-export function leaks(value: unknown, secret: string): string | undefined {
+function leaks(value: unknown, secret: string): string | undefined {
   for (const text of renderings(value)) {
     if (text.toLowerCase().includes(secret.toLowerCase())) return text.slice(0, 400);
   }
