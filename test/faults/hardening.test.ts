@@ -1,5 +1,4 @@
 import { type AddressInfo, createServer } from 'node:net';
-import { inspect } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import {
   CrmClient,
@@ -11,6 +10,7 @@ import {
   CrmServerError,
   CrmValidationError,
 } from '../../src/index';
+import { expectAbsent, renderings } from '../support/renderings';
 import {
   ADMIN_TOKEN,
   API_KEY,
@@ -33,35 +33,6 @@ async function closedPort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise((resolve) => probe.close(resolve));
   return port;
-}
-
-/** Every way an error, or anything else, usually ends up in a log. */
-function renderings(value: unknown): string[] {
-  const error = value as Error;
-  const cloned = (() => {
-    try {
-      return inspect(structuredClone(error), { depth: null });
-    } catch {
-      return '';
-    }
-  })();
-  return [
-    String(error?.message),
-    String(error),
-    JSON.stringify(error) ?? '',
-    inspect(error, { depth: null, showHidden: true }),
-    String(error?.stack),
-    cloned,
-  ];
-}
-
-function expectAbsent(value: unknown, secret: string): void {
-  for (const text of renderings(value)) {
-    expect(text.includes(secret), `found in: ${text.slice(0, 300)}`).toBe(false);
-    expect(text.toLowerCase().includes(secret.toLowerCase()), `found, case-folded, in: ${text.slice(0, 300)}`).toBe(
-      false,
-    );
-  }
 }
 
 describe('every error is masked the same way, whatever built it', () => {

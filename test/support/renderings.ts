@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { expect } from 'vitest';
 
 /** Every way an error usually reaches a log, plus its cause chain. */
-function renderings(value: unknown): string[] {
+export function renderings(value: unknown): string[] {
   const error = value as Error;
   const cloned = (() => {
     try {
