@@ -1,21 +1,12 @@
 import { delay, HttpResponse, http } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { CrmAbortError, type CrmClient, CrmError, CrmValidationError } from '../src/index';
-import { API_KEY, BASE_URL, capture, captureAll, makeClient, ok, TENANT } from './support/capture';
+import { API_KEY, BASE_URL, capture, captureAll, makeClient, ok, rejection, TENANT } from './support/capture';
 import { server } from './support/server';
 
 const OPPORTUNITY = '/integrations/v1/opportunities/opp_1';
 const OPPORTUNITIES = '/integrations/v1/opportunities';
 const CONTACTS = '/integrations/v1/contacts';
-
-async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('Expected the call to reject');
-}
 
 const thrown = (run: () => unknown): unknown => {
   try {

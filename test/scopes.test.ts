@@ -11,7 +11,7 @@ import {
   CrmTimeoutError,
   CrmValidationError,
 } from '../src/index';
-import { API_KEY, BASE_URL, capture, captureAll, makeClient, ok, TENANT } from './support/capture';
+import { API_KEY, BASE_URL, capture, captureAll, makeClient, ok, rejection, TENANT } from './support/capture';
 import { server } from './support/server';
 
 const OPPORTUNITY = '/integrations/v1/opportunities/opp_1';
@@ -19,16 +19,6 @@ const OPPORTUNITIES = '/integrations/v1/opportunities';
 const CONTACTS = '/integrations/v1/contacts';
 const KEY_STATUS = '/integrations/api-key';
 const GLOBEX_KEY = 'key_live_gl0bex_5ecret';
-
-/** What a call rejected with; fails the test when it resolved. */
-async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('Expected the call to reject');
-}
 
 const fields = (error: unknown) => (error as CrmValidationError).issues.map((issue) => issue.field);
 

@@ -2,18 +2,9 @@ import { inspect } from 'node:util';
 import { HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { CrmApiError, CrmError, CrmNotFoundError, CrmServerError, CrmValidationError } from '../src/index';
-import { ADMIN_TOKEN, API_KEY, capture, captureAll, makeClient } from './support/capture';
+import { ADMIN_TOKEN, API_KEY, capture, captureAll, makeClient, rejection } from './support/capture';
 
 const OPPORTUNITY = '/integrations/v1/opportunities/opp_1';
-
-async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('Expected the call to reject');
-}
 
 /** Every place a credential could surface from an error. */
 function outputsOf(error: Error): string[] {

@@ -366,6 +366,19 @@ export async function failure(call: PromiseLike<unknown>): Promise<{ error: unkn
 }
 
 /**
+ * What `run` rejected with (failing the test when it resolved). `run` calls the SDK from a named
+ * function of the test's own, for the stack tests.
+ */
+export async function rejectionOf(run: () => Promise<unknown>): Promise<Error> {
+  try {
+    await run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('Expected a rejection');
+}
+
+/**
  * Asserts that the server saw `path` POSTed twice with the same body, and executed it once: a
  * create repeated because the first answer proved nothing was done.
  */

@@ -10,18 +10,9 @@ import {
   CrmUnprocessableEntityError,
   CrmValidationError,
 } from '../../src/index';
-import { CONTACTS_PATH, clientFor, OPP_ID, OPP_PATH, OPPS_PATH, reply, useFaultServer } from './server';
+import { CONTACTS_PATH, clientFor, OPP_ID, OPP_PATH, OPPS_PATH, rejectionOf, reply, useFaultServer } from './server';
 
 const fault = useFaultServer();
-
-async function rejectionOf(run: () => Promise<unknown>): Promise<Error> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('Expected a rejection');
-}
 
 type Crm = ReturnType<typeof clientFor>;
 

@@ -18,19 +18,9 @@ import {
   CrmUnprocessableEntityError,
   CrmValidationError,
 } from '../../src/index';
-import { CONTACTS_PATH, clientFor, OPP_ID, OPP_PATH, reply, useFaultServer } from './server';
+import { CONTACTS_PATH, clientFor, OPP_ID, OPP_PATH, rejectionOf, reply, useFaultServer } from './server';
 
 const fault = useFaultServer();
-
-/** What `run` rejected with; fails the test when it resolved. */
-async function rejectionOf(run: () => Promise<unknown>): Promise<Error> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('Expected a rejection');
-}
 
 /** The integrator's own code: the frame the stack must lead back to. */
 async function syncOpportunityFromCrm(crm: ReturnType<typeof clientFor>, id = OPP_ID) {

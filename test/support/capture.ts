@@ -58,3 +58,13 @@ export function captureAll(): Captured[] {
   );
   return seen;
 }
+
+/** What a call rejected with; fails the test when it resolved. */
+export async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('Expected the call to reject');
+}
