@@ -1,10 +1,16 @@
+import { CrmPromise } from './core/crm-promise';
+import type { CrmRequest } from './internal/ad-hoc';
+import { kit } from './internal/kit';
 import { Scope } from './internal/scope';
 import { Transport } from './internal/transport';
 import {
   type ClientDefaults,
   type ClientOptions,
   checkTenant,
+  type RequestOptions,
+  RequestOptionsSchema,
   resolveOptions,
+  settingsFor,
   type TenantOptions,
   withDefaults,
 } from './options';
@@ -110,6 +116,35 @@ export class CrmClient {
    */
   withOptions(options: ClientDefaults): CrmClient {
     return this.#derive({ defaults: withDefaults(this.#scope.defaults, options) });
+  }
+
+  /**
+   * Calls an endpoint the SDK does not describe (yet), such as one a new server release added,
+   * with everything the described ones get: this client's credentials and tenant (`tenantIn`
+   * says where `tenantId` goes; `x-tenant-id` is always sent), the envelope unwrapped, retries
+   * (a POST's and a PATCH's only where the server proves it did not act), timeouts, errors,
+   * logging and masking. Resolves to the envelope's `data`, unchecked: name its type with `T`.
+   * Rejects with `CrmValidationError`, sending nothing, for a path that is a URL or has `..`
+   * segments, or a `tenantId` in `query` or `body`.
+   *
+   * @example
+   * ```ts
+   * const widgets = await crm.request<{ id: string }[]>({ method: 'GET', path: 'integrations/v1/widgets', query: { limit: 10 } });
+   * ```
+   */
+  request<T = unknown>(request: CrmRequest, options?: RequestOptions): CrmPromise<T> {
+    const scope = this.#scope;
+    const reply = { response: undefined };
+    // An async function, so that a failure's stack leads to the caller (src/internal/README.md, "Stacks").
+    const run = async () =>
+      await (await scope.transport.hatches()).request(
+        scope,
+        request,
+        settingsFor(scope.defaults, options, RequestOptionsSchema),
+        reply,
+        kit,
+      );
+    return new CrmPromise(run() as Promise<T>, reply);
   }
 
   #derive(change: Parameters<Scope['derive']>[0]): CrmClient {

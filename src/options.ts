@@ -37,7 +37,8 @@ const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
  * (the message does not repeat it); a query or fragment would move every endpoint onto the base path.
  */
 function baseUrlProblem(value: string): string | undefined {
-  if (!/^https?:\/\/[^/]/i.test(value) || !URL.canParse(value)) return BASE_URL;
+  if (!/^https?:\/\//i.test(value)) return 'Must start with http:// or https://';
+  if (!/^https?:\/\/[^/]/i.test(value) || !URL.canParse(value)) return 'Not a valid URL';
   if (/^[^/]+\/\/[^/?#]*@/.test(value)) return 'Must not contain a user name or password: pass apiKey or adminToken';
   if (/[?#]/.test(value)) return 'Must not contain a query string or a fragment';
 }
@@ -135,6 +136,24 @@ export interface RequestOptions {
   headers?: Record<string, string> | undefined;
   /** Milliseconds the whole call may take, retries and their waits included. */
   totalTimeout?: number | undefined;
+  /**
+   * Query parameters the SDK does not describe yet, added after the call's own were checked (a
+   * name the call also sends takes this value). Strings, numbers, booleans, `Date`s (sent as ISO
+   * strings) or arrays of them (the parameter repeated); `null` and `undefined` are left out.
+   * `tenantId` is refused: the client supplies the tenant.
+   *
+   * @example
+   * ```ts
+   * await crm.contacts.list({ limit: 50 }, { extraQuery: { updatedSince: '2026-11-01T00:00:00Z' } });
+   * ```
+   */
+  extraQuery?: Record<string, unknown> | undefined;
+  /**
+   * Body fields the SDK does not describe yet, merged into the JSON body after the call's own
+   * were checked (a field the call also sends takes this value), and sent as given. Refused on
+   * calls that send no body (GET), and `tenantId` is refused: the client supplies the tenant.
+   */
+  extraBody?: Record<string, unknown> | undefined;
 }
 
 /** Options of a `list()` call: those of every call, and how many pages to fetch ahead. */
@@ -178,8 +197,15 @@ export const ClientOptionsSchema = z.object({
   validateResponses: z.optional(z.boolean()),
 });
 
+// An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
+const Extras = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, {
+  error: 'Must be a plain object',
+});
+
 const request = {
   ...perCall,
+  extraQuery: z.optional(Extras),
+  extraBody: z.optional(Extras),
   signal: z.optional(
     z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
   ),
@@ -207,6 +233,9 @@ export interface CallSettings {
   readonly headers: Readonly<Record<string, string>>;
   readonly prefetch: number;
   readonly signal: AbortSignal | undefined;
+  // Optional only so that the built-in defaults need not name them: merge() always sets them.
+  readonly extraQuery?: Readonly<Record<string, unknown>> | undefined;
+  readonly extraBody?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** The client's options that every call shares, checked, with their defaults. */
@@ -252,6 +281,8 @@ function merge(base: CallSettings, options: RequestOptions & ClientDefaults): Ca
     headers: options.headers ? { ...base.headers, ...withoutCredentials(options.headers) } : base.headers,
     prefetch: options.prefetch ?? base.prefetch,
     signal: options.signal,
+    extraQuery: options.extraQuery,
+    extraBody: options.extraBody,
   };
 }
 

@@ -156,7 +156,7 @@ describe('options and environment variables', () => {
 
     expect(error).toBeInstanceOf(CrmValidationError);
     expect((error as CrmValidationError).issues).toEqual([
-      { field: 'apiKey', path: ['apiKey'], message: 'Invalid input: expected string, received object' },
+      { field: 'apiKey', path: ['apiKey'], message: 'Expected string, received object' },
     ]);
   });
 

@@ -130,9 +130,9 @@ describe('the built package', () => {
       expect.arrayContaining([
         'dist/index.js',
         'dist/index.cjs',
-        'dist/envelope-validators.generated.js',
+        'dist/validators.js',
         'dist/node/index.js',
-        'dist/node/envelope-validators.generated.js',
+        'dist/node/validators.js',
       ]),
     );
   });

@@ -279,6 +279,8 @@ describe('per-call options', () => {
       maxRetries?: number | undefined;
       headers?: Record<string, string> | undefined;
       totalTimeout?: number | undefined;
+      extraQuery?: Record<string, unknown> | undefined;
+      extraBody?: Record<string, unknown> | undefined;
     }>();
   });
 

@@ -71,10 +71,10 @@ describe('refused before sending: opportunities', () => {
       ),
     ];
     expect(errors.flatMap((error) => error.issues.map((issue) => issue.message))).toEqual([
-      'Invalid input: expected string, received object',
-      'Invalid input: expected string, received object',
-      'Invalid input: expected string, received object',
-      'Invalid input: expected string, received array',
+      'Expected string, received object',
+      'Expected string, received object',
+      'Expected string, received object',
+      'Expected string, received array',
     ]);
     expect(seen).toEqual([]);
   });

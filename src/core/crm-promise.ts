@@ -1,8 +1,12 @@
+import { requestIdOf } from './errors';
+
 /** The data of a call together with the raw HTTP response it came from. */
 export interface WithResponse<T> {
   readonly data: T;
-  /** The raw response: status, and headers such as rate limits and request ids. Its body is consumed. */
+  /** The raw response: status, and headers such as rate limits. Its body is consumed. */
   readonly response: Response;
+  /** The server's request id (`x-request-id`, `request-id` or `x-correlation-id`), as the errors read it. */
+  readonly requestId: string | undefined;
 }
 
 /**
@@ -11,8 +15,8 @@ export interface WithResponse<T> {
  *
  * @example
  * ```ts
- * const { data, response } = await crm.opportunities.get('opp_1').withResponse();
- * console.log(data.name, response.headers.get('x-request-id'));
+ * const { data, response, requestId } = await crm.opportunities.get('opp_1').withResponse();
+ * console.log(data.name, response.status, requestId);
  * ```
  */
 export class CrmPromise<T> extends Promise<T> {
@@ -33,9 +37,12 @@ export class CrmPromise<T> extends Promise<T> {
     this.#reply = reply;
   }
 
-  /** The data and the raw `Response`. */
+  /** The data, the raw `Response`, and the server's request id. */
   withResponse(): Promise<WithResponse<T>> {
-    return this.#data.then((data) => ({ data, response: this.#reply.response as Response }));
+    return this.#data.then((data) => {
+      const response = this.#reply.response as Response;
+      return { data, response, requestId: requestIdOf(response.headers) };
+    });
   }
 
   // biome-ignore lint/suspicious/noThenProperty: it is a promise, by design

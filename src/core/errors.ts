@@ -40,6 +40,15 @@ export class CrmError extends Error {
   }
 
   /**
+   * The JSON form: `name`, `message` and the error's facts (`status`, `body`, `requestId`,
+   * `code`, `issues`, ...), but not `headers`. Credentials are masked already.
+   */
+  toJSON(): Record<string, unknown> {
+    const { headers: _, ...facts } = this as unknown as Record<string, unknown>;
+    return { name: this.name, message: this.message, ...facts };
+  }
+
+  /**
    * `instanceof` by the prototype chain, as usual (so `SubClass.prototype instanceof CrmError`
    * holds), or by brand, so that it also recognises errors from another copy of the package.
    */
@@ -110,11 +119,6 @@ export class CrmResponseValidationError extends CrmError {
     this.headers = facts.headers;
     this.issues = issues;
   }
-
-  /** The JSON form: name, message, status and body (credentials are masked already). */
-  toJSON() {
-    return { name: this.name, message: this.message, status: this.status, issues: this.issues, body: this.body };
-  }
 }
 
 /** The response body was larger than `maxResponseBytes`; it was not read to the end. */
@@ -136,6 +140,10 @@ export class CrmApiError extends CrmError {
   readonly requestId: string | undefined;
   /** How long the server asked to wait (`Retry-After`, on 429 and 503), in milliseconds. */
   readonly retryAfterMs: number | undefined;
+  /** The server's `error.code` (such as `VALIDATION_ERROR` or `INVALID_REFERENCE`), when the body has a string one. */
+  readonly code: string | undefined;
+  /** The server's `error.details`, when the body has them: their shape is the server's. */
+  readonly details: unknown;
 
   constructor(message: string, facts: ResponseFacts) {
     super(message);
@@ -144,18 +152,11 @@ export class CrmApiError extends CrmError {
     this.headers = facts.headers;
     this.requestId = requestIdOf(facts.headers);
     this.retryAfterMs = facts.status === 429 || facts.status === 503 ? retryAfterMsOf(facts.headers) : undefined;
-  }
-
-  /** The JSON form: name, message, status and body (credentials are masked already). */
-  toJSON() {
-    return {
-      name: this.name,
-      message: this.message,
-      status: this.status,
-      requestId: this.requestId,
-      retryAfterMs: this.retryAfterMs,
-      body: this.body,
-    };
+    // The spec shows no error shape; `{ error: { code, message, details } }` is the common one.
+    const error = (facts.body as { error?: { code?: unknown; details?: unknown } } | null)?.error;
+    const { code, details } = typeof error === 'object' && error !== null ? error : {};
+    this.code = typeof code === 'string' ? code : undefined;
+    this.details = details;
   }
 }
 
@@ -200,9 +201,20 @@ export class CrmConnectionError extends CrmError {
 export class CrmTimeoutError extends CrmConnectionError {
   static override readonly kind: string = 'CrmTimeoutError';
 }
-/** The caller's `AbortSignal` cancelled the call. `cause` is the signal's reason. */
+/**
+ * The caller's `AbortSignal` cancelled the call. `cause` is the signal's reason. (A signal that
+ * aborts with a `TimeoutError`, such as `AbortSignal.timeout()`, gives a `CrmTimeoutError`.)
+ */
 export class CrmAbortError extends CrmError {
   static override readonly kind: string = 'CrmAbortError';
+}
+
+/** The error of a call its caller's signal stopped: a timeout when the signal's reason is one. */
+export function abortErrorOf(signal: AbortSignal, where: string, queued = ''): CrmError {
+  const cause = signal.reason;
+  return (cause as Error | undefined)?.name === 'TimeoutError'
+    ? new CrmTimeoutError(`Timed out by the caller's signal${queued}: ${where}`, { cause })
+    : new CrmAbortError(`Aborted${queued}: ${where}`, { cause });
 }
 
 /** The one status -> class ladder. */
@@ -218,7 +230,8 @@ export function apiErrorClassFor(status: number): typeof CrmApiError {
   return CrmApiError;
 }
 
-function requestIdOf(headers: Headers): string | undefined {
+/** The server's request id: the header the errors and `withResponse()` read. */
+export function requestIdOf(headers: Headers): string | undefined {
   return headers.get('x-request-id') ?? headers.get('request-id') ?? headers.get('x-correlation-id') ?? undefined;
 }
 

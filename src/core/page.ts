@@ -1,6 +1,6 @@
 import type { Pagination } from '../schemas/pagination';
 import { CrmPromise } from './crm-promise';
-import { CrmError } from './errors';
+import { CrmError, CrmValidationError } from './errors';
 
 /** Fetches page `n` of the same list, with the same parameters and options (and an extra signal). */
 type FetchPage<T extends { id: string }> = (page: number, signal?: AbortSignal) => PagePromise<T>;
@@ -197,15 +197,9 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
       const bound = page.pageBound();
       while (page.hasNextPage()) {
         if (seen.size >= bound) {
-          throw new CrmError(
-            `Stopped reading a list after ${bound} pages, though the server reports more: a list is read for at most ${
-              bound === MAX_PAGES_UNREPORTED
-                ? `${bound} pages when its first page reports neither pages nor total`
-                : bound === MAX_PAGES
-                  ? `${bound} pages`
-                  : 'twice the pages its first page reported, and ten'
-            }`,
-          );
+          // Its words are loaded on demand: few lists ever get here (PERFORMANCE.md, "Chunks loaded on demand").
+          const { pageBoundError } = await import('../internal/hatches');
+          throw pageBoundError(bound, bound === MAX_PAGES_UNREPORTED, bound === MAX_PAGES, CrmError);
         }
         const wanted = page.number + 1;
         const previous = page;
@@ -220,6 +214,21 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
     } finally {
       for (const { controller } of ahead) controller.abort();
     }
+  }
+
+  /**
+   * Every item of every page, or the first `max`, as an array: what `Array.fromAsync()` of the
+   * list gives, without needing it. Stops fetching once it has `max` items. Rejects with a
+   * `CrmValidationError` when `max` is not an integer >= 0.
+   *
+   * @example
+   * ```ts
+   * const first500 = await crm.contacts.list({ limit: 200 }).toArray({ max: 500 });
+   * ```
+   */
+  async toArray(options: { max?: number | undefined } = {}): Promise<T[]> {
+    // Loaded on demand, with what few calls need (PERFORMANCE.md, "Chunks loaded on demand").
+    return (await import('../internal/hatches')).toArray(this, options, CrmValidationError);
   }
 
   /**

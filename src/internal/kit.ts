@@ -1,13 +1,17 @@
 import {
+  abortErrorOf,
   apiErrorClassFor,
-  CrmAbortError,
   CrmConnectionError,
   CrmError,
   CrmResponseTooLargeError,
   CrmResponseValidationError,
   CrmTimeoutError,
+  CrmValidationError,
 } from '../core/errors';
 import { AttemptFailure, retryAfterMsOf } from './attempt';
+import { issuesOf, NOT_THE_TENANT } from './issues';
+import { parseContext } from './parse-context';
+import { zodCheck } from './zod-check';
 
 /**
  * What the modules loaded on demand (the retrier, the limiter, the key look-up, the reporter)
@@ -19,11 +23,16 @@ export const kit = {
   AttemptFailure,
   retryAfterMsOf,
   apiErrorClassFor,
-  CrmAbortError,
+  abortErrorOf,
   CrmConnectionError,
   CrmError,
   CrmResponseTooLargeError,
   CrmResponseValidationError,
   CrmTimeoutError,
+  CrmValidationError,
+  NOT_THE_TENANT,
+  issuesOf,
+  parseContext,
+  zodCheck,
 };
 export type Kit = typeof kit;

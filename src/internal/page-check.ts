@@ -1,12 +1,11 @@
 import type { CrmValidationIssue } from '../core/errors';
 import type { Endpoint } from './endpoint';
-import { issuesOf } from './issues';
-import { parseContext } from './parse-context';
+import type { Kit } from './kit';
 
 /** At most this many bad records are named in an error: the rest of the page is not parsed. */
 const BAD_RECORDS_NAMED = 10;
 
-type Checked =
+export type Checked =
   | { readonly success: true; readonly data: unknown }
   | { readonly success: false; readonly issues: CrmValidationIssue[] };
 
@@ -17,7 +16,12 @@ type Checked =
  * (PERFORMANCE.md, "Generated response validators"). The result is what zod would return; the
  * issues are those of the frame and of the first bad records.
  */
-export function checkPage(endpoint: Endpoint, json: unknown, validRecord: (record: unknown) => boolean): Checked {
+export function checkPage(
+  endpoint: Endpoint,
+  json: unknown,
+  validRecord: (record: unknown) => boolean,
+  { issuesOf, parseContext, zodCheck }: Kit,
+): Checked {
   const records = (json as { data?: unknown } | null)?.data;
   if (!Array.isArray(records)) return zodCheck(endpoint, json);
   const frame = endpoint.envelope.safeParse({ ...(json as object), data: [] }, parseContext);
@@ -41,10 +45,4 @@ export function checkPage(endpoint: Endpoint, json: unknown, validRecord: (recor
   }
   if (issues.length > 0 || !frame.success) return { success: false, issues };
   return { success: true, data: { ...(frame.data as object), data: parsed ?? records } };
-}
-
-/** The whole body by the endpoint's zod schema. */
-export function zodCheck(endpoint: Endpoint, json: unknown): Checked {
-  const result = endpoint.envelope.safeParse(json, parseContext);
-  return result.success ? result : { success: false, issues: issuesOf(result.error) };
 }

@@ -20,18 +20,20 @@ function kindOf(value: unknown): string {
 }
 
 /**
- * The message of an issue, word for word as zod's English locale writes it for the issues the
- * SDK's schemas raise (test/performance/english-messages.test.ts holds the two together); any other issue reads
- * "Invalid input", as it would with no locale.
+ * The message of an issue, as zod's English locale writes it for the issues the SDK's schemas
+ * raise (test/performance/english-messages.test.ts holds the two together), but for two things:
+ * a missing value reads "Required", and no message starts with zod's "Invalid input: " or
+ * "Invalid option: ", which the error's own prefix would repeat (`Invalid input: phone: Invalid
+ * input: ...`). Any other issue reads "Invalid value".
  */
 function messageOf(issue: core.$ZodRawIssue): string {
+  // A value that is missing: its issue can only be that it is required.
+  if (issue.input === undefined) return 'Required';
   switch (issue.code) {
     case 'invalid_type':
-      return `Invalid input: expected ${issue.expected === 'nan' ? 'NaN' : issue.expected}, received ${kindOf(issue.input)}`;
+      return `Expected ${issue.expected === 'nan' ? 'NaN' : issue.expected}, received ${kindOf(issue.input)}`;
     case 'invalid_value':
-      return issue.values.length === 1
-        ? `Invalid input: expected ${quote(issue.values[0])}`
-        : `Invalid option: expected one of ${issue.values.map(quote).join('|')}`;
+      return `Expected ${issue.values.length === 1 ? '' : 'one of '}${issue.values.map(quote).join('|')}`;
     case 'too_big':
     case 'too_small': {
       const big = issue.code === 'too_big';
@@ -46,7 +48,7 @@ function messageOf(issue: core.$ZodRawIssue): string {
     case 'unrecognized_keys':
       return `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map(quote).join(', ')}`;
     default:
-      return 'Invalid input';
+      return 'Invalid value';
   }
 }
 

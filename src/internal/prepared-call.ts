@@ -8,7 +8,8 @@ import type { Scope } from './scope';
  * else is allocated per call.
  */
 export interface PreparedCall {
-  readonly href: string;
+  /** The URL; `extraQuery` is added to it once checked. */
+  href: string;
   readonly init: { method: string; headers: Readonly<Record<string, string>>; redirect: 'manual'; body?: string };
   /** `GET /integrations/v1/contacts`, for messages. */
   readonly where: string;

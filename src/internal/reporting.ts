@@ -58,11 +58,8 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
     error(error, call) {
       const { where, settings, deadline } = call;
       const failure = error instanceof kit.AttemptFailure ? error.failure : undefined;
-      if (settings.signal?.aborted) {
-        return new kit.CrmAbortError(`Aborted${failure?.kind === 'queued' ? ' while queued' : ''}: ${where}`, {
-          cause: settings.signal.reason,
-        });
-      }
+      if (settings.signal?.aborted)
+        return kit.abortErrorOf(settings.signal, where, failure?.kind === 'queued' ? ' while queued' : '');
       switch (failure?.kind) {
         case 'http':
         case 'refused': {
@@ -121,7 +118,7 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
           );
       }
       const cause = safeCause(failure?.kind === 'network' ? failure.cause : error, redactOf(call));
-      const reason = cause instanceof Error ? `: ${loggable(cause.message, SERVER_WORDS)}` : '';
+      const reason = cause instanceof Error ? `: ${loggable(reasonOf(cause), SERVER_WORDS)}` : '';
       return new kit.CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
     },
 
@@ -297,6 +294,35 @@ function holdsNoSecret(failure: unknown, redact: Redact, depth = 0): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a network error and its causes have that says what failed. */
+type NetworkFacts = Error & { code?: unknown; errors?: unknown; address?: unknown; port?: unknown; hostname?: unknown };
+
+/**
+ * What failed, as a connection error's message says it: the innermost cause with a `code`, as
+ * Node's own words put it (`connect ECONNREFUSED 127.0.0.1:59999`, `getaddrinfo ENOTFOUND
+ * crm.example.invalid`), with the code and the host (and port) added where those words lack them;
+ * without such a cause, the error's own message (`fetch failed`, `Failed to fetch`).
+ */
+function reasonOf(error: Error): string {
+  let found: NetworkFacts | undefined;
+  for (let each: unknown = error, depth = 0; each instanceof Error && depth < 5; each = each.cause, depth++) {
+    if (typeof (each as NetworkFacts).code === 'string') found = each;
+  }
+  if (!found) return error.message;
+  const { code, errors, address, port, hostname } = found;
+  // An AggregateError (every address of a host refused) has no message of its own: its first error has.
+  const first: unknown = Array.isArray(errors) ? errors[0] : undefined;
+  let text = found.message || (first instanceof Error ? first.message : '');
+  if (!text.includes(code as string)) text = `${code} ${text}`.trim();
+  const host =
+    typeof address === 'string'
+      ? `${address}${typeof port === 'number' || typeof port === 'string' ? `:${port}` : ''}`
+      : typeof hostname === 'string'
+        ? hostname
+        : '';
+  return host && !text.includes(host) ? `${text} ${host}` : text;
 }
 
 /** A value that is not an error, as text: JSON where it can be. */

@@ -2,12 +2,13 @@ import { isHTTPError, type RetryOptions } from 'ky';
 import type { Kit } from './kit';
 
 /**
- * When ky may retry. GET and PUT are safe to repeat: they are retried on 408, 429, 5xx, network
- * errors and timeouts. The API has no idempotency keys, so a POST is retried only when the
- * answer proves it was not acted on: 429, or 503 with `Retry-After`.
+ * When ky may retry. GET, PUT and DELETE (`crm.request()`'s) are safe to repeat: they are retried
+ * on 408, 429, 5xx, network errors and timeouts. The API has no idempotency keys, so a POST (or
+ * `crm.request()`'s PATCH) is retried only when the answer proves it was not acted on: 429, or 503
+ * with `Retry-After`.
  */
 export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
-  methods: ['get', 'put', 'post'],
+  methods: ['get', 'put', 'post', 'patch', 'delete'],
   statusCodes: [408, 429, 500, 502, 503, 504],
   afterStatusCodes: [429, 503],
   backoffLimit: 8_000,
@@ -19,7 +20,7 @@ export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
     if (isHTTPError(error) && outlastsDeadline(retryAfterMsOf(error.response.headers), error.options.context))
       return false;
     const method = (error as { request?: Request }).request?.method;
-    if (method !== 'POST') return undefined;
+    if (method !== 'POST' && method !== 'PATCH') return undefined;
     if (!isHTTPError(error)) return false;
     const { status, headers } = error.response;
     return status === 429 || (status === 503 && headers.has('retry-after')) ? undefined : false;

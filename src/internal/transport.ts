@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import {
+  abortErrorOf,
   apiErrorClassFor,
-  CrmAbortError,
   CrmConnectionError,
   CrmError,
   CrmResponseValidationError,
@@ -16,11 +16,11 @@ import type { Endpoint } from './endpoint';
 import { issuesOf } from './issues';
 import { kit } from './kit';
 import { OnDemand } from './on-demand';
-import { checkPage, zodCheck } from './page-check';
 import type { PreparedCall } from './prepared-call';
 import { readBodyText } from './read-body';
 import type { Scope } from './scope';
 import { TimerBatches } from './timer-batches';
+import { zodCheck } from './zod-check';
 
 type Data<E extends Endpoint> = z.output<E['data']>;
 
@@ -49,7 +49,8 @@ export class Transport {
   readonly #reporter = new OnDemand(() =>
     import('./reporting').then(({ createReporter }) => createReporter(kit, this.options)),
   );
-  readonly #validators = new OnDemand(() => import('./envelope-validators.generated'));
+  readonly #validators = new OnDemand(() => import('./validators'));
+  readonly #hatches = new OnDemand(() => import('./hatches'));
 
   constructor(options: TransportOptions) {
     this.options = options;
@@ -64,6 +65,18 @@ export class Transport {
   /** Starts loading what a call that waits needs: a client whose key comes from a function will. */
   preloadWaiting(): void {
     this.#waiting.preload();
+  }
+
+  /**
+   * What `crm.request()`, `extraQuery` and `extraBody` need, loaded when a call first uses them:
+   * few calls do (PERFORMANCE.md, "Chunks loaded on demand").
+   */
+  async hatches(): Promise<typeof import('./hatches')> {
+    try {
+      return await this.#hatches.load();
+    } catch (error) {
+      throw new CrmError('Could not load part of the SDK; nothing was sent', { cause: error });
+    }
   }
 
   /** The call, checked and built: what every attempt sends. Throws on bad input or a missing credential. */
@@ -103,19 +116,23 @@ export class Transport {
 
   /** A prepared call's data, or a `CrmError`. */
   send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
-    if (!call.keyFrom && !this.options.maxConcurrency) return this.#send(endpoint, call);
-    // Refused here, in the caller's own stack, rather than after a look-up or a wait.
-    if (call.settings.signal?.aborted) {
-      return Promise.reject(new CrmAbortError(`Aborted: ${call.where}`, { cause: call.settings.signal.reason }));
-    }
+    const { extraQuery, extraBody } = call.settings;
+    if (!call.keyFrom && !this.options.maxConcurrency && !extraQuery && !extraBody) return this.#send(endpoint, call);
     return this.#sendLater(endpoint, call);
   }
 
-  /** A call that must first wait: for its key from an `apiKey` function, or for a `maxConcurrency` slot. */
+  /**
+   * A call that must first wait: for its extra parameters and fields to be checked and added, for
+   * its key from an `apiKey` function, or for a `maxConcurrency` slot.
+   */
   async #sendLater<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     try {
+      // A signal aborted already stops the call before a look-up or a wait.
+      const { extraQuery, extraBody, signal } = call.settings;
+      signal?.throwIfAborted();
+      if (extraQuery || extraBody) (await this.hatches()).addExtras(call, kit);
       const { lookUpKey, limiter } = await this.#waiting.load();
-      call.settings.signal?.throwIfAborted();
+      signal?.throwIfAborted();
       // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
       if (call.keyFrom) useKey(call, await lookUpKey(call, kit));
       if (!limiter) return await this.#send(endpoint, call);
@@ -215,7 +232,7 @@ export class Transport {
         // response validators"); a page, record by record.
         if (!validators) this.#validators.preload();
         const validRecord = validators?.recordValidators[endpoint.key];
-        const checked = validRecord ? checkPage(endpoint, json, validRecord) : zodCheck(endpoint, json);
+        const checked = validRecord ? validators.checkPage(endpoint, json, validRecord, kit) : zodCheck(endpoint, json);
         if (!checked.success)
           throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, text, issues: checked.issues });
         json = checked.data;
@@ -283,7 +300,7 @@ const failureOf = (first: Outcome): AttemptFailure =>
  */
 function unreported(error: unknown, { where, settings }: PreparedCall): CrmError {
   const failure = error instanceof AttemptFailure ? error.failure : undefined;
-  if (settings.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: settings.signal.reason });
+  if (settings.signal?.aborted) return abortErrorOf(settings.signal, where);
   if (failure && 'status' in failure) {
     const { status, kind } = failure;
     const facts = { status, headers: new Headers(), body: undefined };

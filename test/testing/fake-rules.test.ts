@@ -545,7 +545,7 @@ describe('lists and their filters', () => {
     const reply = await send(fake, 'GET', `${V1}/activities`, { query: { tenantId: TENANT } });
     expect(reply.status).toBe(400);
     expect(fields(reply)).toEqual(['opportunityId']);
-    expect(reply.body.error?.message).toBe('opportunityId: Invalid input: expected string, received undefined');
+    expect(reply.body.error?.message).toBe('opportunityId: Required');
   });
 
   test('contacts are filtered by status', async () => {

@@ -1,0 +1,129 @@
+import type { CrmValidationIssue } from '../core/errors';
+import type { CallSettings } from '../options';
+import type { Endpoint } from './endpoint';
+import { extraIssues, isPlainObject } from './extras';
+import type { Kit } from './kit';
+import type { Scope } from './scope';
+
+/** A call to an endpoint the SDK does not describe: what `crm.request()` takes. */
+export interface CrmRequest {
+  /** The HTTP method. POST and PATCH are retried only when the server proves it did not act (429, or 503 with `Retry-After`). */
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /**
+   * The path, relative to `baseUrl`, such as `integrations/v1/widgets` (a leading `/` is allowed).
+   * Sent as written: percent-encode ids yourself. A URL, a path with `..` or `.` segments, a
+   * query string or a fragment is refused.
+   */
+  path: string;
+  /** Query parameters, as `extraQuery` takes them. `tenantId` is refused: the client supplies the tenant. */
+  query?: Record<string, unknown> | undefined;
+  /** The JSON body. With `tenantIn: 'body'` it must be an object (or absent); `tenantId` in it is refused. */
+  body?: unknown;
+  /**
+   * Where the client puts `tenantId`: the query string (the default), the JSON body, or nowhere.
+   * The `x-tenant-id` header is sent whichever it is.
+   */
+  tenantIn?: 'query' | 'body' | 'none' | undefined;
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const PLACES = ['query', 'body', 'none'];
+const KEYS = ['method', 'path', 'query', 'body', 'tenantIn'];
+
+/** What is wrong with a path for `crm.request()`, if anything. */
+function pathProblem(path: unknown): string | undefined {
+  if (typeof path !== 'string' || !path.replace(/^\//, '')) return 'Required: a path such as integrations/v1/widgets';
+  if (/^[a-z][\w+.-]*:|^\/?\/\/|\\/i.test(path)) {
+    return 'Must be a path relative to baseUrl, such as integrations/v1/widgets, not a URL';
+  }
+  if (/[?#]/.test(path)) return 'Must not contain a query string or a fragment: pass the parameters as query';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is refused
+  if (/[\x00-\x20\x7f]/.test(path)) return 'Must not contain spaces or control characters: percent-encode them';
+  // URL parsing resolves `..` and `.`, percent-encoded or not, which would leave the base path.
+  const dots = path.replace(/%2e/gi, '.');
+  if (dots.includes('..') || /(^|\/)\.(\/|$)/.test(dots)) return 'Must not contain ".." or "." segments';
+}
+
+/** What is wrong with a request, field by field. */
+function problemsOf(request: Partial<Record<string, unknown>>, kit: Kit): CrmValidationIssue[] {
+  const { method, path, query, body, tenantIn = 'query' } = request;
+  const problems: [string, string | undefined][] = [
+    ['method', METHODS.includes(method as string) ? undefined : `Expected one of ${METHODS.join('|')}`],
+    ['path', pathProblem(path)],
+    ['tenantIn', PLACES.includes(tenantIn as string) ? undefined : `Expected one of ${PLACES.join('|')}`],
+    ['query', query === undefined || isPlainObject(query) ? undefined : 'Must be a plain object'],
+    ['body', body !== undefined && method === 'GET' ? 'Not accepted: a GET request sends no body' : undefined],
+    [
+      'body',
+      tenantIn === 'body' && body !== undefined && !isPlainObject(body)
+        ? "Must be a plain object when tenantIn is 'body'"
+        : undefined,
+    ],
+    ...Object.keys(request).map((key): [string, string | undefined] => [
+      key,
+      KEYS.includes(key) ? undefined : 'Unknown field',
+    ]),
+  ];
+  const issues = problems.flatMap(([field, message]): CrmValidationIssue[] =>
+    message ? [{ field, path: [field], message }] : [],
+  );
+  if (isPlainObject(query)) issues.push(...extraIssues(query, 'query', true, kit));
+  if (isPlainObject(body)) issues.push(...extraIssues(body, 'body', false, kit));
+  return issues;
+}
+
+/** The envelope of an endpoint the SDK does not describe: `success: true` and a `data`, of any kind. */
+const envelope = {
+  safeParse: (json: unknown) =>
+    typeof json === 'object' && json !== null && (json as { success?: unknown }).success === true && 'data' in json
+      ? { success: true, data: json }
+      : { success: false, error: { issues: [{ code: 'custom', path: [], message: NOT_AN_ENVELOPE }] } },
+};
+const NOT_AN_ENVELOPE = 'Expected an envelope: { "success": true, "data": ... }';
+
+/**
+ * `crm.request()`'s call as an endpoint of its own, its body and its query, checked: the one
+ * request path then serves it as it serves the described ones, and adds the query as it adds an
+ * `extraQuery`. Throws `CrmValidationError`, so nothing is sent.
+ */
+export function adHocCall(
+  request: unknown,
+  kit: Kit,
+): { endpoint: Endpoint; body: unknown; query: Record<string, unknown> | undefined } {
+  const given = isPlainObject(request) ? request : undefined;
+  const issues = given
+    ? problemsOf(given, kit)
+    : [{ field: '', path: [], message: 'Expected an object: { method, path }' }];
+  if (issues.length > 0 || !given) throw new kit.CrmValidationError(issues, 'Invalid request');
+  const { method, query, body, tenantIn = 'query' } = given;
+  const path = (given.path as string).replace(/^\//, '');
+  const endpoint = {
+    method,
+    path,
+    tenantIn,
+    auth: 'apiKey',
+    envelope,
+    key: `${method} ${path}`,
+    fill: () => path,
+    // Checked above: the request path takes the parts as they are.
+    parseInput: (value: unknown) => ({ success: true, data: value }),
+  } as unknown as Endpoint;
+  return { endpoint, body, query: query as Record<string, unknown> | undefined };
+}
+
+/** `crm.request()`'s data: its call checked, built and sent like any other; `reply` gets the response. */
+export async function request(
+  scope: Scope,
+  given: unknown,
+  settings: CallSettings,
+  reply: { response: Response | undefined },
+  kit: Kit,
+): Promise<unknown> {
+  const { endpoint, body, query } = adHocCall(given, kit);
+  // The request's query goes where an extraQuery goes; the call's own extraQuery over it.
+  const extraQuery = query && { ...query, ...settings.extraQuery };
+  const call = scope.transport.prepare(scope, endpoint, { body }, extraQuery ? { ...settings, extraQuery } : settings);
+  const data = await scope.transport.send(endpoint, call);
+  reply.response = call.response;
+  return data;
+}
