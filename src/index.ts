@@ -76,7 +76,7 @@ export {
   type GrantResolution,
   GrantResolutionSchema,
 } from './schemas/admin';
-export type { OpenEnumValue } from './schemas/common';
+export type { OpenEnumValue, WithUnknownFields } from './schemas/common';
 export {
   CONTACT_STATUSES,
   type Contact,
