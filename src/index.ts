@@ -88,6 +88,7 @@ export {
   type ContactStatus,
   type ContactUpdateInput,
 } from './schemas/contact';
+export type { NamedObject, NamedPipe } from './schemas/named';
 export {
   OPPORTUNITY_TYPES,
   type Opportunity,
