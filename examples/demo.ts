@@ -5,7 +5,7 @@
  * port. With CRM_BASE_URL, CRM_API_KEY and CRM_TENANT_ID set it runs against that deployment
  * instead; the admin steps run only with CRM_ADMIN_TOKEN, and the key is rotated only on the fake.
  */
-import { CrmClient } from 'crm-integration-sdk';
+import { CrmClient, type Opportunity, type WithUnknownFields } from 'crm-integration-sdk';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { createRecords } from './create-records.ts';
 import { exportContactsAsNdjson } from './export-contacts-ndjson.ts';
@@ -38,7 +38,9 @@ try {
   say(
     `2. Created account "${account.name}", ${contacts.length} contacts, opportunity "${opportunity.name}" and ${activities.length} activities`,
   );
-  say(`3. Updated the opportunity: stage ${opportunity.stage}, probability ${opportunity.probability}%`);
+  // The spec's opportunity response does not list `stage`: read as a field the SDK does not know.
+  const { stage } = opportunity as WithUnknownFields<Opportunity>;
+  say(`3. Updated the opportunity: stage ${stage}, probability ${opportunity.probability}%`);
 
   const counts = await countActivitiesByType(crm, opportunity.id);
   say(`4. Paged through its activities with for await: ${JSON.stringify(counts)}`);

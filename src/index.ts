@@ -77,7 +77,7 @@ export {
   type GrantResolution,
   GrantResolutionSchema,
 } from './schemas/admin';
-export type { OpenEnumValue } from './schemas/common';
+export type { OpenEnumValue, WithUnknownFields } from './schemas/common';
 export {
   CONTACT_STATUSES,
   type Contact,
@@ -89,6 +89,7 @@ export {
   type ContactStatus,
   type ContactUpdateInput,
 } from './schemas/contact';
+export type { NamedObject, NamedPipe } from './schemas/named';
 export {
   OPPORTUNITY_TYPES,
   type Opportunity,

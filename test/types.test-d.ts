@@ -33,6 +33,7 @@ import type {
   RequestOptions,
   TenantOptions,
   WithResponse,
+  WithUnknownFields,
 } from '../src/index';
 
 declare const crm: CrmClient;
@@ -342,8 +343,9 @@ describe('no any', () => {
     expectTypeOf<GrantResolution[string]>().toBeUnknown();
     expectTypeOf<ApiKeyStatus[string]>().toBeUnknown();
     expectTypeOf<ApiKeyGenerateResult[string]>().toBeUnknown();
-    expectTypeOf<Opportunity[string]>().not.toBeAny();
-    expectTypeOf<Contact[string]>().not.toBeAny();
+    // Records: fields the SDK does not know are read through WithUnknownFields, as unknown.
+    expectTypeOf<WithUnknownFields<Opportunity>['newField']>().toBeUnknown();
+    expectTypeOf<WithUnknownFields<Contact>['newField']>().toBeUnknown();
 
     expectTypeOf<Opportunity['amount']>().toEqualTypeOf<number | null | undefined>();
     expectTypeOf<NonNullable<Opportunity['primaryContact']>>().not.toBeAny();

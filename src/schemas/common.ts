@@ -42,5 +42,20 @@ export const openEnum = <const T extends readonly [string, ...string[]]>(_values
   // The cast only widens the inferred type; the runtime check is a plain string check.
   z.string() as unknown as z.ZodMiniType<OpenEnumValue<T[number]>, string>;
 
+/**
+ * A response record with the fields the SDK does not know yet: the record types name only the
+ * spec's fields, so a typo such as `opportunity.amout` does not compile, while every field the
+ * server sent stays on the object at run time. Assert to this type to read one of the others; it
+ * is `unknown`, to be checked before use.
+ *
+ * @example
+ * ```ts
+ * const opportunity = await crm.opportunities.get('opp_123');
+ * const { stage } = opportunity as WithUnknownFields<Opportunity>; // unknown
+ * if (typeof stage === 'string') console.log(stage);
+ * ```
+ */
+export type WithUnknownFields<T> = T & { readonly [field: string]: unknown };
+
 /** An object of a shape the spec does not show: any fields, none of them `any`. */
 export const OpenObject = z.looseObject({});

@@ -1,19 +1,33 @@
 import * as z from 'zod/mini';
 import { opt } from './common';
+import type { RecordSchemaOf } from './named';
+
+/**
+ * The `pagination` object of a list response. The spec types its four fields as integers and
+ * describes them no further. Each may be missing or `null` (and any number is accepted), so that
+ * a server which omits one still pages: the iterator then falls back to the page size.
+ */
+export type Pagination = {
+  /** An integer. */
+  page?: number | null | undefined;
+  /** An integer. */
+  limit?: number | null | undefined;
+  /** An integer. */
+  total?: number | null | undefined;
+  /** An integer. */
+  pages?: number | null | undefined;
+};
 
 /**
  * The `pagination` object of list responses. Every field is tolerated as missing so that a
  * server which omits one still pages (the iterator then falls back to the page size).
  */
-export const PaginationSchema = z.looseObject({
+export const PaginationSchema = (z.looseObject as RecordSchemaOf<Pagination>)({
   page: opt(z.number()),
   limit: opt(z.number()),
   total: opt(z.number()),
   pages: opt(z.number()),
 });
-
-/** The `pagination` object of a list response: `page`, `limit`, `total`, `pages`. */
-export type Pagination = z.infer<typeof PaginationSchema>;
 
 /** `page` (>= 1) and `limit` (1 to 200), shared by both list endpoints. */
 export const PageParams = {

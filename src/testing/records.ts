@@ -1,10 +1,14 @@
 import type { Account } from '../schemas/account';
 import type { Activity } from '../schemas/activity';
+import type { WithUnknownFields } from '../schemas/common';
 import type { Contact } from '../schemas/contact';
 import type { Opportunity } from '../schemas/opportunity';
 
-/** A record as stored: every stored record belongs to one tenant. */
-export type Owned<T> = T & { readonly tenantId: string };
+/**
+ * A record as stored: every stored record belongs to one tenant, and keeps any field it was sent
+ * or seeded with (such as an opportunity's `stage`), as a server may.
+ */
+export type Owned<T> = WithUnknownFields<T> & { readonly tenantId: string };
 
 // Derived fields (names, counts) are recomputed on every read, whatever a record stores.
 /** An account as the fake stores it. */
