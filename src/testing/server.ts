@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FakeCrmCore, type FakeCrmOptions } from './fake';
+import { FakeCrmCore, type FakeCrmOptions, newRequestId } from './fake';
 
 /** Options of `startFakeCrmServer()`: where to listen, and the fake's own options. */
 export interface FakeCrmServerOptions extends Omit<FakeCrmOptions, 'baseUrl'> {
@@ -34,7 +34,7 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 
 async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res: ServerResponse) {
   if (req.method === 'OPTIONS') {
-    res.writeHead(204, CORS).end();
+    res.writeHead(204, { ...CORS, 'x-request-id': newRequestId() }).end();
     return;
   }
   const headers = new Headers();
@@ -86,7 +86,7 @@ export async function startFakeCrmServer(options: FakeCrmServerOptions = {}): Pr
   const fake = new FakeCrmCore({ ...fakeOptions, baseUrl: url });
   server.on('request', (req, res) => {
     serve(fake, url, req, res).catch((error: unknown) => {
-      res.writeHead(500, { 'content-type': 'application/json' });
+      res.writeHead(500, { ...CORS, 'content-type': 'application/json', 'x-request-id': newRequestId() });
       res.end(JSON.stringify({ success: false, error: { code: 'FAKE_CRASHED', message: String(error) } }));
     });
   });
