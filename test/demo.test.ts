@@ -69,4 +69,49 @@ describe('the crm-fake bin', () => {
       expect(await bin.exit).toBe(0);
     }
   }, 20_000);
+
+  test.each(['--help', '-h'])('%s prints the usage with every option to stdout and exits 0', async (flag) => {
+    const bin = run(['dist/crm-fake.js', flag]);
+
+    expect(await bin.exit).toBe(0);
+    const { stdout, stderr } = bin.output();
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^Usage: crm-fake \[options\]/);
+    for (const option of ['--port <n>', '--host <name>', '--records <n>', '-h, --help'])
+      expect(stdout).toContain(option);
+  });
+
+  test.each([
+    [['--nope'], "crm-fake: Unknown option '--nope'"],
+    [['--records', 'many'], 'crm-fake: --records must be a whole number, not "many"'],
+    [['--port', '70000'], 'crm-fake: --port must be a whole number from 0 to 65535, not "70000"'],
+    [['--port'], "crm-fake: Option '--port <value>' argument missing"],
+    [['4010'], "crm-fake: Unexpected argument '4010'"],
+  ])('%j is wrong usage: the reason and the usage on stderr, exit 2, no stack trace', async (args, reason) => {
+    const bin = run(['dist/crm-fake.js', ...args]);
+
+    expect(await bin.exit).toBe(2);
+    const { stdout, stderr } = bin.output();
+    expect(stdout).toBe('');
+    expect(stderr.startsWith(reason)).toBe(true);
+    expect(stderr).toContain('Usage: crm-fake [options]');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+
+  test('a port already in use is reported in one line, exit 1', async () => {
+    const { createServer } = await import('node:http');
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((busy.address() as { port: number }).port);
+      const bin = run(['dist/crm-fake.js', '--port', port]);
+
+      expect(await bin.exit).toBe(1);
+      expect(bin.output().stderr).toMatch(
+        new RegExp(`^crm-fake: cannot serve on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE.*\\n$`),
+      );
+    } finally {
+      busy.close();
+    }
+  });
 });

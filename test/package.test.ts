@@ -41,7 +41,7 @@ describe.each(entries)('%s', (_name, load) => {
 });
 
 describe('the testing entry', () => {
-  test('loads as ESM, as ESM for Node and as CJS (msw is ESM-only: CJS relies on require(esm), Node >= 22.12)', async () => {
+  test('loads as ESM, as ESM for Node and as CJS, and createFakeCrm() builds the handlers in each (msw is ESM-only: the Node and CJS builds load it with require(esm), Node >= 22.12)', async () => {
     const esm = (await import('../dist/testing.js')) as unknown as typeof import('../src/testing/index');
     const node = (await import(
       new URL('../dist/node/testing.js', import.meta.url).href

@@ -1,27 +1,71 @@
 #!/usr/bin/env node
 /**
- * `crm-fake`: serves the fake CRM over HTTP and prints how to reach it.
- *
- *   crm-fake [--port 4010] [--host 127.0.0.1] [--records 1]
- *
- * `--records N` seeds N generated records per kind (x10 activities); default: a small demo set.
+ * `crm-fake`: serves the fake CRM over HTTP and prints how to reach it. `crm-fake --help` for the options.
  */
 import { parseArgs } from 'node:util';
 import { generateFakeData } from './generate';
 import { startFakeCrmServer } from './server';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '0' },
-    host: { type: 'string', default: '127.0.0.1' },
-    records: { type: 'string', default: '5' },
-  },
-});
-const records = Number(values.records);
+const USAGE = `Usage: crm-fake [options]
+
+Serves a fake of the CRM integration API over HTTP, for tests and demos, and prints the base URL
+and the credentials it accepts (CRM_BASE_URL, CRM_TENANT_ID, CRM_API_KEY, CRM_ADMIN_TOKEN).
+Needs Node, Bun or Deno; msw is not needed.
+
+Options:
+  --port <n>       port to listen on; 0 picks a free one (default: 0)
+  --host <name>    interface to listen on (default: 127.0.0.1, loopback only)
+  --records <n>    generated accounts, contacts and opportunities, and 10 x n activities (default: 5)
+  -h, --help       print this help and exit
+`;
+
+// Exit codes: 0 served and stopped by a signal (or --help), 1 could not serve, 2 wrong usage.
+function usageError(message: string): never {
+  process.stderr.write(`crm-fake: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      strict: true,
+      options: {
+        port: { type: 'string', default: '0' },
+        host: { type: 'string', default: '127.0.0.1' },
+        records: { type: 'string', default: '5' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    // parseArgs explains an unknown option or a missing value in its message; a stack adds nothing.
+    return usageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function wholeNumber(name: string, text: string, max?: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || (max !== undefined && value > max)) {
+    usageError(`--${name} must be a whole number${max === undefined ? '' : ` from 0 to ${max}`}, not "${text}"`);
+  }
+  return value;
+}
+
+const values = parse();
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+const port = wholeNumber('port', values.port, 65_535);
+const records = wholeNumber('records', values.records);
+
 const server = await startFakeCrmServer({
-  port: Number(values.port),
+  port,
   host: values.host,
   seed: generateFakeData({ accounts: records, contacts: records, opportunities: records, activities: records * 10 }),
+}).catch((error: unknown) => {
+  const reason = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`crm-fake: cannot serve on ${values.host}:${port}: ${reason}\n`);
+  process.exit(1);
 });
 const { tenantId, apiKey, adminToken } = server.fake.credentials;
 process.stdout.write(

@@ -58,6 +58,8 @@ export interface FakeRequest {
   readonly body: unknown;
   /** The status the fake answered (0 for a dropped connection). */
   status: number;
+  /** The `x-request-id` the fake answered with (a dropped connection sends none). */
+  readonly requestId: string;
 }
 
 /** Options of `createFakeCrm()`. */
@@ -87,6 +89,13 @@ const errorBody = (code: string, message: string, details?: unknown) => ({
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A new `x-request-id`, unique per answer across fakes, as a service's would be. */
+export function newRequestId(): string {
+  // getRandomValues, not randomUUID: the latter exists only in secure contexts in browsers.
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `req_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
 
 const compiled = Object.entries(endpoints).map(([name, endpoint]) => ({
   name: name as FakeEndpointName,
@@ -175,10 +184,18 @@ export class FakeCrmCore {
       headers: Object.fromEntries(request.headers),
       body: badJson ? text : body,
       status: 0,
+      requestId: newRequestId(),
     };
     this.requests.push(entry);
 
-    const response = await this.#respond(entry, match, badJson);
+    let response: Response;
+    try {
+      response = await this.#respond(entry, match, badJson);
+    } catch (error) {
+      // A bug of the fake: answered like any error, so that both transports report it the same way.
+      response = json(500, errorBody('FAKE_CRASHED', String(error)));
+    }
+    if (response.type !== 'error') response.headers.set('x-request-id', entry.requestId);
     entry.status = response.status;
     return response;
   }

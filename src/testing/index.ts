@@ -1,5 +1,6 @@
-import { HttpResponse, http, type RequestHandler } from 'msw';
+import type { RequestHandler } from 'msw';
 import { FakeCrmCore, type FakeCrmOptions } from './fake';
+import { loadMsw } from './msw';
 
 export type { FakeCrmOptions, FakeEndpointName, FakeFault, FakeRequest } from './fake';
 export { FakeCrmCore } from './fake';
@@ -29,6 +30,9 @@ export interface FakeCrm extends FakeCrmCore {
  * A stateful fake of the whole integration API, for tests: MSW `handlers`, the `store` behind
  * them, the `credentials` it accepts, a `requests` log, and `failNext()` for fault injection.
  *
+ * It needs msw, an optional peer dependency: without it, it throws an error that says how to
+ * install it (the rest of the kit, `startFakeCrmServer()` included, works without msw).
+ *
  * @example
  * ```ts
  * import { setupServer } from 'msw/node';
@@ -44,6 +48,7 @@ export interface FakeCrm extends FakeCrmCore {
  * ```
  */
 export function createFakeCrm(options: FakeCrmOptions = {}): FakeCrm {
+  const { http, HttpResponse } = loadMsw();
   const fake = new FakeCrmCore(options) as FakeCrm;
   const handler = http.all(`${fake.baseUrl}/*`, async ({ request }) => {
     const response = await fake.handle(request);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FakeCrmCore, type FakeCrmOptions } from './fake';
+import { FakeCrmCore, type FakeCrmOptions, newRequestId } from './fake';
 
 /** Options of `startFakeCrmServer()`: where to listen, and the fake's own options. */
 export interface FakeCrmServerOptions extends Omit<FakeCrmOptions, 'baseUrl'> {
@@ -19,6 +19,22 @@ export interface FakeCrmServer {
   close(): Promise<void>;
 }
 
+/**
+ * node:http where the runtime has one (Node 22.3+, Bun, Deno), through process.getBuiltinModule
+ * rather than an `import`, static or dynamic: a bundler for the browser refuses a Node built-in,
+ * and this entry must bundle there for createFakeCrm() and setupWorker.
+ */
+function nodeHttp(): typeof import('node:http') {
+  const http = globalThis.process?.getBuiltinModule?.('http');
+  if (!http) {
+    throw new Error(
+      'startFakeCrmServer() needs Node (22.3 or later), Bun or Deno: it opens a real HTTP server, ' +
+        "which this runtime cannot. In a browser, use createFakeCrm() with msw's setupWorker.",
+    );
+  }
+  return http;
+}
+
 const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, PUT, OPTIONS',
@@ -34,7 +50,7 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 
 async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res: ServerResponse) {
   if (req.method === 'OPTIONS') {
-    res.writeHead(204, CORS).end();
+    res.writeHead(204, { ...CORS, 'x-request-id': newRequestId() }).end();
     return;
   }
   const headers = new Headers();
@@ -71,8 +87,7 @@ async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res:
  * ```
  */
 export async function startFakeCrmServer(options: FakeCrmServerOptions = {}): Promise<FakeCrmServer> {
-  // Loaded here so that the testing entry stays importable where node:http does not exist (setupWorker).
-  const { createServer } = await import('node:http');
+  const { createServer } = nodeHttp();
   const host = options.host ?? '127.0.0.1';
   const { port: _port, host: _host, ...fakeOptions } = options;
   const server = createServer();
@@ -86,7 +101,7 @@ export async function startFakeCrmServer(options: FakeCrmServerOptions = {}): Pr
   const fake = new FakeCrmCore({ ...fakeOptions, baseUrl: url });
   server.on('request', (req, res) => {
     serve(fake, url, req, res).catch((error: unknown) => {
-      res.writeHead(500, { 'content-type': 'application/json' });
+      res.writeHead(500, { ...CORS, 'content-type': 'application/json', 'x-request-id': newRequestId() });
       res.end(JSON.stringify({ success: false, error: { code: 'FAKE_CRASHED', message: String(error) } }));
     });
   });

@@ -1,5 +1,5 @@
 import { http, passthrough } from 'msw';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { CrmClient, CrmConnectionError, CrmNotFoundError, CrmServerError, CrmValidationError } from '../../src/index';
 import {
   createFakeCrm,
@@ -257,6 +257,14 @@ describe('the fake server over real sockets', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('access-control-expose-headers')).toContain('retry-after');
+  });
+
+  test('where the runtime has no HTTP server (a browser), starting one rejects, naming the runtimes it needs', async () => {
+    vi.spyOn(process, 'getBuiltinModule').mockReturnValue(undefined as never);
+
+    await expect(startFakeCrmServer()).rejects.toThrow(
+      /^startFakeCrmServer\(\) needs Node \(22\.3 or later\), Bun or Deno.*use createFakeCrm\(\) with msw's setupWorker\.$/,
+    );
   });
 
   test('the server listens on loopback and its url is what the client needs', async () => {

@@ -711,13 +711,13 @@ describe('errors', () => {
 });
 
 describe('the request log', () => {
-  test('fake.requests records the endpoint, method, path, query, headers, body and status of each call', async () => {
+  test('fake.requests records the endpoint, method, path, query, headers, body, status and request id of each call', async () => {
     const fake = startFake({ seed: SEED });
-    await send(fake, 'POST', `${V1}/accounts`, {
+    const created = await send(fake, 'POST', `${V1}/accounts`, {
       body: { tenantId: TENANT, name: 'Globex' },
       headers: { 'X-Trace': 'abc' },
     });
-    await send(fake, 'GET', `${V1}/opportunities/opp_404`, { query: { tenantId: TENANT } });
+    const missing = await send(fake, 'GET', `${V1}/opportunities/opp_404`, { query: { tenantId: TENANT } });
     expect(fake.requests).toEqual([
       {
         endpoint: 'createAccount',
@@ -731,6 +731,7 @@ describe('the request log', () => {
         }),
         body: { tenantId: TENANT, name: 'Globex' },
         status: 201,
+        requestId: created.headers.get('x-request-id'),
       },
       {
         endpoint: 'getOpportunity',
@@ -740,6 +741,7 @@ describe('the request log', () => {
         headers: expect.objectContaining({ 'x-api-key': 'fake-api-key-tenant_demo' }),
         body: undefined,
         status: 404,
+        requestId: missing.headers.get('x-request-id'),
       },
     ]);
   });
