@@ -26,7 +26,7 @@ type Reply = Response | ((request: Request, index: number) => Response | Promise
  * Answers `method url` with `reply` (a Response, or a function of the request and its index) and
  * records every request received there.
  */
-export function capture(method: 'get' | 'post' | 'put', path: string, reply: Reply): Captured[] {
+export function capture(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, reply: Reply): Captured[] {
   const seen: Captured[] = [];
   server.use(
     http[method](`${BASE_URL}${path}`, async ({ request }) => {
