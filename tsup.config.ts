@@ -3,8 +3,11 @@ import type { Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
 
 const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' };
-// msw is an optional peer of the testing entry, needed only there.
-const external = ['msw'];
+// The OpenTelemetry entry imports nothing of the SDK's code (types only): one ESM build serves
+// bundlers and Node alike, and one CJS build require().
+const withOtel = { ...entry, otel: 'src/otel/index.ts' };
+// msw is an optional peer of the testing entry, @opentelemetry/api of the otel entry: needed only there.
+const external = ['msw', '@opentelemetry/api'];
 // Inlined for Node and CJS: PERFORMANCE.md, "The inlined Node build".
 const selfContained = [/^zod(\/|$)/, 'ky'];
 
@@ -24,7 +27,7 @@ export default defineConfig([
     // ESM for bundlers: dependencies stay external so that the app's bundler can share zod with
     // the app's own schemas and tree-shake both.
     // (dist/ is emptied by the build script: a `clean` here would race the parallel builds.)
-    entry,
+    entry: withOtel,
     format: ['esm'],
     dts: true,
     target: 'es2023',
@@ -48,7 +51,7 @@ export default defineConfig([
   },
   {
     // CJS: ky is ESM-only, and loading zod module by module costs as much as above.
-    entry,
+    entry: withOtel,
     format: ['cjs'],
     dts: true,
     target: 'es2023',

@@ -5,9 +5,14 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { context, propagation } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import ky from 'ky';
 import createOpenApiClient from 'openapi-fetch';
 import { CrmClient } from '../dist/index.js';
+import { instrumentCrm } from '../dist/otel.js';
 import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 
@@ -21,6 +26,23 @@ const TENANT = 'tenant_bench';
 const KEY = 'bench-key';
 const headers = { accept: 'application/json', 'x-api-key': KEY, 'x-tenant-id': TENANT };
 const rows = [];
+// What a traced service has: a context manager, the W3C propagator, and a provider whose spans go
+// to an exporter (here, one that drops them). Set up for the traced subject's runs only.
+const tracerProvider = new BasicTracerProvider({
+  spanProcessors: [new SimpleSpanProcessor({ export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} })],
+});
+async function traced(run) {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const stop = instrumentCrm({ tracerProvider });
+  try {
+    await run();
+  } finally {
+    stop();
+    propagation.disable();
+    context.disable();
+  }
+}
 const say = (line) => process.stdout.write(`${line}\n`);
 /** `ratio`: to raw fetch, as `ratioTo()` gives it, and `interval` its 95% interval; undefined where there is no comparison. */
 const record = (workload, subject, value, unit, ratio, target, interval) => {
@@ -110,17 +132,21 @@ async function main() {
     );
 
     const calls = 3000;
-    const w1 = await interleaved(
-      Object.fromEntries(
-        Object.entries(c.get).map(([name, get]) => [
-          name,
-          async () => {
-            for (let i = 0; i < calls; i++) await get();
-          },
-        ]),
-      ),
-      SHORT_RUNS,
+    const w1Subjects = Object.fromEntries(
+      Object.entries(c.get).map(([name, get]) => [
+        name,
+        async () => {
+          for (let i = 0; i < calls; i++) await get();
+        },
+      ]),
     );
+    // The same calls traced: spans of every call and attempt, to an exporter that drops them, the
+    // trace context injected. Subscribed for its own runs only: the other subjects run untraced.
+    w1Subjects['sdk, instrumentCrm active'] = () =>
+      traced(async () => {
+        for (let i = 0; i < calls; i++) await c.get.sdk();
+      });
+    const w1 = await interleaved(w1Subjects, SHORT_RUNS);
     recordWorkload('W1 3,000 sequential get', w1, 'fetch', { sdk: '<= 1.15x' }, (ms) => [
       (ms * 1000) / calls,
       'µs/call',

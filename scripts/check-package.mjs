@@ -2,7 +2,8 @@
 // packed tarball before it): a temporary project installs the tarball and
 //      (a) imports it as ESM and requires it as CJS,
 //      (b) type-checks a strict consumer file with moduleResolution node16 and bundler,
-//      (c) makes a real call against the fake server of crm-integration-sdk/testing.
+//      (c) makes a real call against the fake server of crm-integration-sdk/testing, traced by
+//          crm-integration-sdk/otel.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,8 @@ try {
       '--no-fund',
       tarball,
       `msw@${version('msw')}`,
+      `@opentelemetry/api@${version('@opentelemetry/api')}`,
+      `@opentelemetry/sdk-trace-base@${version('@opentelemetry/sdk-trace-base')}`,
       `typescript@${version('typescript')}`,
       `@types/node@${version('@types/node')}`,
     ],
@@ -42,10 +45,16 @@ try {
   writeFileSync(
     join(consumer, 'consumer.ts'),
     `import { CrmClient, CrmNotFoundError, type Opportunity, type PagePromise, type Contact } from 'crm-integration-sdk';
+import { instrumentCrm } from 'crm-integration-sdk/otel';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 export async function main(): Promise<string> {
   const server = await startFakeCrmServer();
+  const exporter = new InMemorySpanExporter();
+  const stop: () => void = instrumentCrm({
+    tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+  });
   try {
     const crm = new CrmClient({ ...server.fake.credentials, baseUrl: server.url });
     const account = await crm.accounts.create({ name: 'Consumer Ltd' });
@@ -57,8 +66,10 @@ export async function main(): Promise<string> {
     } catch (error) {
       if (!(error instanceof CrmNotFoundError)) throw error;
     }
+    if (exporter.getFinishedSpans().length === 0) throw new Error('no span');
     return created.id;
   } finally {
+    stop();
     await server.close();
   }
 }
@@ -92,22 +103,29 @@ export async function main(): Promise<string> {
   }
 
   const call = `const server = await sdkTesting.startFakeCrmServer();
+const exporter = new otelSdk.InMemorySpanExporter();
+const stop = sdkOtel.instrumentCrm({ tracerProvider: new otelSdk.BasicTracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor(exporter)] }) });
 const crm = new sdk.CrmClient({ ...server.fake.credentials, baseUrl: server.url });
 const account = await crm.accounts.create({ name: 'Acme' });
+stop();
 await server.close();
 if (!account.id) throw new Error('no id');
+const names = exporter.getFinishedSpans().map((span) => span.name).sort().join();
+if (names !== 'POST /integrations/v1/accounts,crm accounts.create') throw new Error('spans: ' + names);
 console.log('ok', typeof sdk.CrmClient, account.id);`;
   writeFileSync(
     join(consumer, 'esm.mjs'),
-    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\n${call}\n`,
+    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as otelSdk from '@opentelemetry/sdk-trace-base';\n${call}\n`,
   );
   writeFileSync(
     join(consumer, 'cjs.cjs'),
-    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
+    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst otelSdk = require('@opentelemetry/sdk-trace-base');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
   );
   run(process.execPath, ['esm.mjs'], consumer);
   run(process.execPath, ['cjs.cjs'], consumer);
-  process.stdout.write('check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types\n');
+  process.stdout.write(
+    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel entry included\n',
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -286,16 +286,17 @@ function merge(base: CallSettings, options: RequestOptions & ClientDefaults): Ca
   };
 }
 
-/** The defaults, applied after the check, not by z._default() (PERFORMANCE.md, "zod features left out"). */
-const BUILT_IN: CallSettings = {
+/**
+ * The defaults, applied after the check, not by z._default() (PERFORMANCE.md, "zod features left
+ * out"). Only those merge() reads from its base: no total timeout and no signal are undefined there.
+ */
+const BUILT_IN = {
   timeout: 30_000,
-  totalTimeout: undefined,
   maxRetries: 2,
   maxRetryAfter: 60_000,
   headers: {},
   prefetch: 0,
-  signal: undefined,
-};
+} as CallSettings;
 
 const env = (): Record<string, string | undefined> =>
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};

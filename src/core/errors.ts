@@ -209,14 +209,6 @@ export class CrmAbortError extends CrmError {
   static override readonly kind: string = 'CrmAbortError';
 }
 
-/** The error of a call its caller's signal stopped: a timeout when the signal's reason is one. */
-export function abortErrorOf(signal: AbortSignal, where: string, queued = ''): CrmError {
-  const cause = signal.reason;
-  return (cause as Error | undefined)?.name === 'TimeoutError'
-    ? new CrmTimeoutError(`Timed out by the caller's signal${queued}: ${where}`, { cause })
-    : new CrmAbortError(`Aborted${queued}: ${where}`, { cause });
-}
-
 /** The one status -> class ladder. */
 export function apiErrorClassFor(status: number): typeof CrmApiError {
   if (status === 400) return CrmBadRequestError;

@@ -174,11 +174,6 @@ interface Ahead<T extends { id: string }> {
  * ```
  */
 export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> implements AsyncIterable<T> {
-  /** @internal */
-  constructor(page: Promise<Page<T>>, reply: { readonly response: Response | undefined }) {
-    super(page, reply);
-  }
-
   /**
    * Every page, in order, starting with this one. Stops early on a page served before, in any
    * order (or one made only of the previous page's records): a server cycling through pages

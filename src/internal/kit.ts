@@ -1,12 +1,13 @@
 import {
-  abortErrorOf,
   apiErrorClassFor,
+  CrmAbortError,
   CrmConnectionError,
   CrmError,
   CrmResponseTooLargeError,
   CrmResponseValidationError,
   CrmTimeoutError,
   CrmValidationError,
+  requestIdOf,
 } from '../core/errors';
 import { AttemptFailure, retryAfterMsOf } from './attempt';
 import { issuesOf, NOT_THE_TENANT } from './issues';
@@ -23,7 +24,7 @@ export const kit = {
   AttemptFailure,
   retryAfterMsOf,
   apiErrorClassFor,
-  abortErrorOf,
+  CrmAbortError,
   CrmConnectionError,
   CrmError,
   CrmResponseTooLargeError,
@@ -31,6 +32,7 @@ export const kit = {
   CrmTimeoutError,
   CrmValidationError,
   NOT_THE_TENANT,
+  requestIdOf,
   issuesOf,
   parseContext,
   zodCheck,

@@ -1,6 +1,7 @@
 import type { ApiKeyProvider, CallSettings } from '../options';
 import type { Pagination } from '../schemas/pagination';
 import type { Scope } from './scope';
+import type { CallTrace } from './tracing';
 
 /**
  * One call, checked and built by `Transport.prepare()`: every attempt sends exactly this. It
@@ -18,7 +19,11 @@ export interface PreparedCall {
   readonly scope: Scope;
   /** When `totalTimeout` runs out (epoch ms). */
   readonly deadline: number | undefined;
-  /** The credentials this call carries, masked wherever its text reaches an error or a log. */
+  /**
+   * The credentials this call carries, masked wherever its text reaches an error or a log: its
+   * scope's, and the key an `apiKey` function returned. (The reporter adds the values of the
+   * headers masked by name.)
+   */
   secrets: readonly string[];
   /**
    * Key management: the spec does not show its bodies, so no field can be known to hold the
@@ -33,4 +38,6 @@ export interface PreparedCall {
   response: Response | undefined;
   /** The envelope's `pagination`, on lists. */
   pagination: Pagination | undefined;
+  /** Set when the call is published on the tracing channels: its attempts publish themselves through it. */
+  trace?: CallTrace | undefined;
 }

@@ -28,13 +28,24 @@ export interface Reporter {
  * server's text, which it could not mask.
  */
 export function createReporter(kit: Kit, options: TransportOptions): Reporter {
-  // One masking function per set of secrets: a scope's calls share their set.
-  const redacts = new WeakMap<readonly string[], Redact>();
-  const redactOf = ({ secrets }: PreparedCall): Redact => {
-    let redact = redacts.get(secrets);
+  // One masking function per set of secrets and headers: a scope's calls with the same headers share it.
+  const redacts = new WeakMap<readonly string[], WeakMap<object, Redact>>();
+  const redactOf = ({ secrets, settings }: PreparedCall): Redact => {
+    let byHeaders = redacts.get(secrets);
+    if (!byHeaders) {
+      byHeaders = new WeakMap();
+      redacts.set(secrets, byHeaders);
+    }
+    let redact = byHeaders.get(settings.headers);
     if (!redact) {
-      redact = redactor(secrets);
-      redacts.set(secrets, redact);
+      // The values of the headers masked by name are credentials too, which a server may echo in a body.
+      const values = Object.entries(settings.headers)
+        .filter(
+          ([name]) => /^(proxy-authorization|cookie)$/i.test(name) || options.secretHeaders?.has(name.toLowerCase()),
+        )
+        .map(([, value]) => value);
+      redact = redactor([...secrets, ...values]);
+      byHeaders.set(settings.headers, redact);
     }
     return redact;
   };
@@ -59,7 +70,7 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
       const { where, settings, deadline } = call;
       const failure = error instanceof kit.AttemptFailure ? error.failure : undefined;
       if (settings.signal?.aborted)
-        return kit.abortErrorOf(settings.signal, where, failure?.kind === 'queued' ? ' while queued' : '');
+        return abortErrorOf(settings.signal, where, failure?.kind === 'queued' ? ' while queued' : '', kit);
       switch (failure?.kind) {
         case 'http':
         case 'refused': {
@@ -323,6 +334,14 @@ function reasonOf(error: Error): string {
         ? hostname
         : '';
   return host && !text.includes(host) ? `${text} ${host}` : text;
+}
+
+/** The error of a call its caller's signal stopped: a timeout when the signal's reason is one (`AbortSignal.timeout()`). */
+function abortErrorOf(signal: AbortSignal, where: string, queued: string, kit: Kit): CrmError {
+  const cause = signal.reason;
+  return (cause as Error | undefined)?.name === 'TimeoutError'
+    ? new kit.CrmTimeoutError(`Timed out by the caller's signal${queued}: ${where}`, { cause })
+    : new kit.CrmAbortError(`Aborted${queued}: ${where}`, { cause });
 }
 
 /** A value that is not an error, as text: JSON where it can be. */

@@ -37,8 +37,6 @@ export class Scope {
   readonly defaults: CallSettings;
   /** The credentials this scope knows of, masked wherever server text reaches an error or a log. */
   readonly secrets: readonly string[];
-  /** The secrets of a call with the default settings: the scope's, and its secret headers' values. */
-  #defaultSecrets: readonly string[] | undefined;
   /** The headers of a call with the default settings, per kind of auth: the same object for every such call. */
   readonly #headers: Partial<Record<Auth, Readonly<Record<string, string>>>> = {};
 
@@ -60,23 +58,6 @@ export class Scope {
   /** A scope like this one, with another tenant, key or defaults, sharing the transport. */
   derive({ tenantId = this.tenantId, apiKey = this.apiKey, defaults = this.defaults }: Derivation): Scope {
     return new Scope(this.transport, tenantId, apiKey, defaults, this.secrets);
-  }
-
-  /**
-   * The credentials a call with `settings` carries: the scope's, and the values of the headers
-   * masked by name (`proxy-authorization`, `cookie`, the `redactHeaders` option), which a server
-   * may echo in a body too.
-   */
-  secretsFor(settings: CallSettings): readonly string[] {
-    const usual = settings.headers === this.defaults.headers;
-    if (usual && this.#defaultSecrets) return this.#defaultSecrets;
-    const named = this.transport.options.secretHeaders;
-    const values = Object.entries(settings.headers)
-      .filter(([name]) => /^(proxy-authorization|cookie)$/i.test(name) || named?.has(name.toLowerCase()))
-      .map(([, value]) => value);
-    const secrets = values.length > 0 ? [...this.secrets, ...values] : this.secrets;
-    if (usual) this.#defaultSecrets = secrets;
-    return secrets;
   }
 
   /**

@@ -1,12 +1,13 @@
 import type * as z from 'zod/mini';
 import {
-  abortErrorOf,
   apiErrorClassFor,
+  CrmAbortError,
   CrmConnectionError,
   CrmError,
   CrmResponseValidationError,
   CrmTimeoutError,
   CrmValidationError,
+  type ResponseFacts,
 } from '../core/errors';
 import type { CallSettings, TransportOptions } from '../options';
 import type { Pagination } from '../schemas/pagination';
@@ -20,6 +21,7 @@ import type { PreparedCall } from './prepared-call';
 import { readBodyText } from './read-body';
 import type { Scope } from './scope';
 import { TimerBatches } from './timer-batches';
+import type { Channels, DiagnosticsChannel } from './tracing';
 import { zodCheck } from './zod-check';
 
 type Data<E extends Endpoint> = z.output<E['data']>;
@@ -51,6 +53,8 @@ export class Transport {
   );
   readonly #validators = new OnDemand(() => import('./validators'));
   readonly #hatches = new OnDemand(() => import('./hatches'));
+  /** The tracing channels, where the runtime has `node:diagnostics_channel` (README.md, "Tracing"). */
+  readonly #channels = channels();
 
   constructor(options: TransportOptions) {
     this.options = options;
@@ -75,7 +79,7 @@ export class Transport {
     try {
       return await this.#hatches.load();
     } catch (error) {
-      throw new CrmError('Could not load part of the SDK; nothing was sent', { cause: error });
+      throw new CrmError('Could not load part of the SDK', { cause: error });
     }
   }
 
@@ -105,7 +109,7 @@ export class Transport {
       settings,
       scope,
       deadline: settings.totalTimeout === undefined ? undefined : Date.now() + settings.totalTimeout,
-      secrets: scope.secretsFor(settings),
+      secrets: scope.secrets,
       secretBody: endpoint.auth === 'admin',
       keyFrom: typeof apiKey === 'function' && endpoint.auth === 'apiKey' ? apiKey : undefined,
       attempts: 0,
@@ -117,8 +121,24 @@ export class Transport {
   /** A prepared call's data, or a `CrmError`. */
   send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     const { extraQuery, extraBody } = call.settings;
+    // Whether anyone listens is asked anew for each call: a subscriber may come and go at any time.
+    const channels = this.#channels;
+    if (channels && (channels.call.hasSubscribers || channels.attempt.hasSubscribers))
+      return this.#traced(endpoint, call);
     if (!call.keyFrom && !this.options.maxConcurrency && !extraQuery && !extraBody) return this.#send(endpoint, call);
     return this.#sendLater(endpoint, call);
+  }
+
+  /**
+   * A call published on the tracing channels, by a chunk loaded on demand (PERFORMANCE.md, "Chunks
+   * loaded on demand"); if it cannot be loaded, the call is made all the same.
+   */
+  async #traced<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
+    const send = () => this.#sendLater(endpoint, call);
+    const tracing = await import('./tracing').catch(() => undefined);
+    return await (tracing
+      ? tracing.trace(this.#channels as Channels, endpoint, call, send, this.options, kit)
+      : send());
   }
 
   /**
@@ -131,6 +151,7 @@ export class Transport {
       const { extraQuery, extraBody, signal } = call.settings;
       signal?.throwIfAborted();
       if (extraQuery || extraBody) (await this.hatches()).addExtras(call, kit);
+      if (!call.keyFrom && !this.options.maxConcurrency) return await this.#send(endpoint, call);
       const { lookUpKey, limiter } = await this.#waiting.load();
       signal?.throwIfAborted();
       // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
@@ -157,7 +178,7 @@ export class Transport {
       let first: Outcome;
       try {
         const init = { ...call.init, signal: signal ? AbortSignal.any([signal, timer.signal]) : timer.signal };
-        if (this.options.logger) {
+        if (this.options.logger || call.trace) {
           first = await this.#attempt(call.href, init, call);
         } else {
           // #attempt without its logging.
@@ -193,7 +214,8 @@ export class Transport {
     let failure: unknown;
     try {
       // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
-      const response = await (this.options.fetch ?? globalThis.fetch)(input, init);
+      const fetch = this.options.fetch ?? globalThis.fetch;
+      const response = await (call.trace ? call.trace.attempt(input, init, fetch) : fetch(input, init));
       status = response.status;
       return { response, text: await readBodyText(response, this.options.maxResponseBytes) };
     } catch (error) {
@@ -255,6 +277,20 @@ export class Transport {
   }
 }
 
+/** The SDK's tracing channels, where the runtime has `node:diagnostics_channel` (Node, Bun, Deno); none in a browser. */
+function channels(): Channels | undefined {
+  const dc = (
+    globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
+  ).process?.getBuiltinModule?.('node:diagnostics_channel');
+  return (
+    dc?.tracingChannel &&
+    ({
+      call: dc.tracingChannel('crm-integration-sdk:call'),
+      attempt: dc.tracingChannel('crm-integration-sdk:attempt'),
+    } as Channels)
+  );
+}
+
 /** `?tenantId=t&a=1&b=2` from the tenant and the defined values, percent-encoded; empty when there are none. */
 function queryString(params: Record<string, unknown> | undefined, tenantId: string | undefined): string {
   let text = tenantId === undefined ? '' : `?tenantId=${encodeURIComponent(tenantId)}`;
@@ -300,15 +336,28 @@ const failureOf = (first: Outcome): AttemptFailure =>
  */
 function unreported(error: unknown, { where, settings }: PreparedCall): CrmError {
   const failure = error instanceof AttemptFailure ? error.failure : undefined;
-  if (settings.signal?.aborted) return abortErrorOf(settings.signal, where);
-  if (failure && 'status' in failure) {
-    const { status, kind } = failure;
-    const facts = { status, headers: new Headers(), body: undefined };
-    if (kind === 'http' || kind === 'refused') return new (apiErrorClassFor(status))(`${status} from ${where}`, facts);
-    return new CrmResponseValidationError(`Unexpected response from ${where}`, facts);
-  }
-  if (failure?.kind === 'timeout' || failure?.kind === 'queued') return new CrmTimeoutError(`Timed out: ${where}`);
-  if (failure?.kind === 'key')
-    return new CrmError('The apiKey function failed; nothing was sent', { cause: failure.cause });
-  return new CrmConnectionError(`Connection failed: ${where}`);
+  if (settings.signal?.aborted) return new CrmAbortError(`Aborted: ${where}`, { cause: settings.signal.reason });
+  const kind = failure?.kind;
+  const status = failure && 'status' in failure ? failure.status : 0;
+  // Each class takes the facts, or reads only their `cause`.
+  const ErrorClass = (
+    kind === 'http' || kind === 'refused'
+      ? apiErrorClassFor(status)
+      : status
+        ? CrmResponseValidationError
+        : kind === 'timeout' || kind === 'queued'
+          ? CrmTimeoutError
+          : kind === 'key'
+            ? CrmError
+            : CrmConnectionError
+  ) as new (
+    message: string,
+    facts: ResponseFacts & ErrorOptions,
+  ) => CrmError;
+  return new ErrorClass(`${status ? `${status} from` : 'Failed:'} ${where}`, {
+    status,
+    headers: new Headers(),
+    body: undefined,
+    cause: kind === 'key' ? failure?.cause : undefined,
+  });
 }
