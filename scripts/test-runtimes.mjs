@@ -40,15 +40,26 @@ export async function smoke(credentials) {
 `;
 // Exits explicitly: under Deno 2.9 a node:http server keeps the process alive after close() once
 // a fetch has used a keep-alive connection to it (Deno's node:http compatibility, not the SDK).
-const NODE_LIKE = `import { createFakeCrm, startFakeCrmServer } from 'crm-integration-sdk/testing';
+// It also subscribes to the SDK's tracing channels, which every one of these runtimes has.
+const NODE_LIKE = `import { tracingChannel } from 'node:diagnostics_channel';
+import { createFakeCrm, startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { smoke } from './smoke.mjs';
 if (createFakeCrm().handlers.length !== 1) throw new Error('no MSW handlers');
+const traced = [];
+const ignore = () => {};
+const handlers = (name) => ({
+  start: (context) => traced.push(name + ' ' + (context.operation ?? context.call.operation)),
+  end: ignore, asyncStart: ignore, asyncEnd: ignore, error: ignore,
+});
+tracingChannel('crm-integration-sdk:call').subscribe(handlers('call'));
+tracingChannel('crm-integration-sdk:attempt').subscribe(handlers('attempt'));
 const server = await startFakeCrmServer();
 try {
   console.log(await smoke({ ...server.fake.credentials, baseUrl: server.url }));
 } finally {
   await server.close();
 }
+if (traced[0] !== 'call accounts.create' || traced[1] !== 'attempt accounts.create') throw new Error('tracing: ' + traced.slice(0, 2));
 process.exit(0);
 `;
 

@@ -137,7 +137,7 @@ export class CrmClient {
     const reply = { response: undefined };
     // An async function, so that a failure's stack leads to the caller (src/internal/README.md, "Stacks").
     const run = async () =>
-      await (await scope.transport.hatches()).request(
+      await (await scope.transport.hatches.load()).request(
         scope,
         request,
         settingsFor(scope.defaults, options, RequestOptionsSchema),

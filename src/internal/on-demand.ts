@@ -1,7 +1,10 @@
+import { CrmError } from '../core/errors';
+
 /**
  * A module loaded on demand, once (PERFORMANCE.md, "Chunks loaded on demand"): `value` once it
  * has arrived; a load that failed (a flaky network, in a browser) is tried again by the next
- * `load()`, and the caller that needed it reports the failure.
+ * `load()`, and rejects with a `CrmError` whose `cause` is the failure, which the caller that
+ * needed it reports (no module is loaded after a call has sent anything).
  */
 export class OnDemand<T> {
   value: T | undefined;
@@ -20,7 +23,7 @@ export class OnDemand<T> {
       },
       (error: unknown) => {
         this.#loading = undefined;
-        throw error;
+        throw new CrmError('Could not load part of the SDK', { cause: error });
       },
     );
     return this.#loading;

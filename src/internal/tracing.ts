@@ -9,7 +9,7 @@ import type { PreparedCall } from './prepared-call';
  * does not depend on Node's types, since it runs where there is no Node.
  */
 export interface TracingChannelOf<C extends object> {
-  readonly hasSubscribers: boolean;
+  readonly start: { readonly hasSubscribers: boolean };
   tracePromise<A extends unknown[], R>(
     fn: (...args: A) => Promise<R>,
     context: C,

@@ -52,7 +52,8 @@ export class Transport {
     import('./reporting').then(({ createReporter }) => createReporter(kit, this.options)),
   );
   readonly #validators = new OnDemand(() => import('./validators'));
-  readonly #hatches = new OnDemand(() => import('./hatches'));
+  /** What `crm.request()`, `extraQuery` and `extraBody` need, loaded when a call first uses them: few calls do. */
+  readonly hatches = new OnDemand(() => import('./hatches'));
   /** The tracing channels, where the runtime has `node:diagnostics_channel` (README.md, "Tracing"). */
   readonly #channels = channels();
 
@@ -69,18 +70,6 @@ export class Transport {
   /** Starts loading what a call that waits needs: a client whose key comes from a function will. */
   preloadWaiting(): void {
     this.#waiting.preload();
-  }
-
-  /**
-   * What `crm.request()`, `extraQuery` and `extraBody` need, loaded when a call first uses them:
-   * few calls do (PERFORMANCE.md, "Chunks loaded on demand").
-   */
-  async hatches(): Promise<typeof import('./hatches')> {
-    try {
-      return await this.#hatches.load();
-    } catch (error) {
-      throw new CrmError('Could not load part of the SDK', { cause: error });
-    }
   }
 
   /** The call, checked and built: what every attempt sends. Throws on bad input or a missing credential. */
@@ -123,7 +112,8 @@ export class Transport {
     const { extraQuery, extraBody } = call.settings;
     // Whether anyone listens is asked anew for each call: a subscriber may come and go at any time.
     const channels = this.#channels;
-    if (channels && (channels.call.hasSubscribers || channels.attempt.hasSubscribers))
+    // By `start`, which every runtime's channels answer for (Bun's tracing channels have no hasSubscribers).
+    if (channels && (channels.call.start.hasSubscribers || channels.attempt.start.hasSubscribers))
       return this.#traced(endpoint, call);
     if (!call.keyFrom && !this.options.maxConcurrency && !extraQuery && !extraBody) return this.#send(endpoint, call);
     return this.#sendLater(endpoint, call);
@@ -150,7 +140,7 @@ export class Transport {
       // A signal aborted already stops the call before a look-up or a wait.
       const { extraQuery, extraBody, signal } = call.settings;
       signal?.throwIfAborted();
-      if (extraQuery || extraBody) (await this.hatches()).addExtras(call, kit);
+      if (extraQuery || extraBody) (await this.hatches.load()).addExtras(call, kit);
       if (!call.keyFrom && !this.options.maxConcurrency) return await this.#send(endpoint, call);
       const { lookUpKey, limiter } = await this.#waiting.load();
       signal?.throwIfAborted();
