@@ -71,7 +71,7 @@ export class Page<T extends { id: string }> {
   /** Requests the next page with the same parameters. Rejects when there is none. */
   nextPage(): PagePromise<T> {
     if (!this.hasNextPage()) {
-      return new PagePromise(Promise.reject(new CrmError('There is no next page: check hasNextPage() first')), {
+      return new PagePromise(Promise.reject(new CrmError('No next page: check hasNextPage() first')), {
         response: undefined,
       });
     }
@@ -222,6 +222,8 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
    * ```
    */
   async toArray(options: { max?: number | undefined } = {}): Promise<T[]> {
+    // Handled now, before the wait below: toArray() reports a failed list, not the process.
+    this.catch(ignore);
     // Loaded on demand, with what few calls need (PERFORMANCE.md, "Chunks loaded on demand").
     return (await import('../internal/hatches')).toArray(this, options, CrmValidationError);
   }

@@ -1,7 +1,7 @@
 import type { CrmValidationIssue } from '../core/errors';
 import type { CallSettings } from '../options';
 import type { Endpoint } from './endpoint';
-import { extraIssues, isPlainObject } from './extras';
+import { isPlainObject, jsonOf, NOT_JSON, queryOf, tenantIssues } from './extras';
 import type { Kit } from './kit';
 import type { Scope } from './scope';
 
@@ -44,33 +44,48 @@ function pathProblem(path: unknown): string | undefined {
   if (dots.includes('..') || /(^|\/)\.(\/|$)/.test(dots)) return 'Must not contain ".." or "." segments';
 }
 
-/** What is wrong with a request, field by field. */
-function problemsOf(request: Partial<Record<string, unknown>>, kit: Kit): CrmValidationIssue[] {
-  const { method, path, query, body, tenantIn = 'query' } = request;
+/** A request's fields, each read once, and what is wrong with it, field by field. */
+function checked(request: unknown, kit: Kit) {
+  let fields: Partial<Record<string, unknown>>;
+  let keys: string[];
+  try {
+    if (!isPlainObject(request)) return { issues: [issue('', 'Expected an object: { method, path }')] };
+    keys = Object.keys(request);
+    fields = Object.fromEntries(KEYS.map((key) => [key, request[key]]));
+  } catch {
+    return { issues: [issue('', 'Could not be read')] };
+  }
+  const { method, path, query, body, tenantIn = 'query' } = fields;
+  // Read once, as JSON will send it: what is checked is what is sent.
+  const json = body === undefined ? undefined : jsonOf(body);
+  const object = typeof json === 'object' && json !== null && !Array.isArray(json);
+  const parameters = query === undefined ? undefined : queryOf(query, 'query', kit);
   const problems: [string, string | undefined][] = [
     ['method', METHODS.includes(method as string) ? undefined : `Expected one of ${METHODS.join('|')}`],
     ['path', pathProblem(path)],
     ['tenantIn', PLACES.includes(tenantIn as string) ? undefined : `Expected one of ${PLACES.join('|')}`],
-    ['query', query === undefined || isPlainObject(query) ? undefined : 'Must be a plain object'],
+    [
+      'tenantIn',
+      tenantIn === 'body' && method === 'GET' ? "Not accepted with GET, which sends no body: use 'query'" : undefined,
+    ],
+    ['body', json === NOT_JSON ? 'Must be a value JSON can send' : undefined],
     ['body', body !== undefined && method === 'GET' ? 'Not accepted: a GET request sends no body' : undefined],
     [
       'body',
-      tenantIn === 'body' && body !== undefined && !isPlainObject(body)
-        ? "Must be a plain object when tenantIn is 'body'"
-        : undefined,
+      tenantIn === 'body' && body !== undefined && !object ? "Must be an object when tenantIn is 'body'" : undefined,
     ],
-    ...Object.keys(request).map((key): [string, string | undefined] => [
-      key,
-      KEYS.includes(key) ? undefined : 'Unknown field',
-    ]),
+    ...keys.map((key): [string, string | undefined] => [key, KEYS.includes(key) ? undefined : 'Unknown field']),
   ];
-  const issues = problems.flatMap(([field, message]): CrmValidationIssue[] =>
-    message ? [{ field, path: [field], message }] : [],
-  );
-  if (isPlainObject(query)) issues.push(...extraIssues(query, 'query', true, kit));
-  if (isPlainObject(body)) issues.push(...extraIssues(body, 'body', false, kit));
-  return issues;
+  const issues = problems.flatMap(([field, message]) => (message ? [issue(field, message)] : []));
+  issues.push(...(parameters?.issues ?? []), ...(object ? tenantIssues(json as object, 'body', kit) : []));
+  return { issues, method, path, query: parameters?.fields, body: json, tenantIn };
 }
+
+const issue = (field: string, message: string): CrmValidationIssue => ({
+  field,
+  path: field ? [field] : [],
+  message,
+});
 
 /** The envelope of an endpoint the SDK does not describe: `success: true` and a `data`, of any kind. */
 const envelope = {
@@ -90,25 +105,22 @@ export function adHocCall(
   request: unknown,
   kit: Kit,
 ): { endpoint: Endpoint; body: unknown; query: Record<string, unknown> | undefined } {
-  const given = isPlainObject(request) ? request : undefined;
-  const issues = given
-    ? problemsOf(given, kit)
-    : [{ field: '', path: [], message: 'Expected an object: { method, path }' }];
-  if (issues.length > 0 || !given) throw new kit.CrmValidationError(issues, 'Invalid request');
-  const { method, query, body, tenantIn = 'query' } = given;
-  const path = (given.path as string).replace(/^\//, '');
+  const { issues, method, path, query, body, tenantIn } = checked(request, kit);
+  if (issues.length > 0) throw new kit.CrmValidationError(issues, 'Invalid request');
+  const relative = (path as string).replace(/^\//, '');
   const endpoint = {
     method,
-    path,
+    path: relative,
     tenantIn,
     auth: 'apiKey',
     envelope,
-    key: `${method} ${path}`,
-    fill: () => path,
+    // Not `METHOD path`, which would find a generated validator when the path is a described one's.
+    key: `request ${method} ${relative}`,
+    fill: () => relative,
     // Checked above: the request path takes the parts as they are.
     parseInput: (value: unknown) => ({ success: true, data: value }),
   } as unknown as Endpoint;
-  return { endpoint, body, query: query as Record<string, unknown> | undefined };
+  return { endpoint, body, query };
 }
 
 /** `crm.request()`'s data: its call checked, built and sent like any other; `reply` gets the response. */
@@ -120,9 +132,18 @@ export async function request(
   kit: Kit,
 ): Promise<unknown> {
   const { endpoint, body, query } = adHocCall(given, kit);
+  const { extraQuery } = settings;
+  if (query && extraQuery !== undefined && !isPlainObject(extraQuery)) {
+    throw new kit.CrmValidationError([issue('extraQuery', 'Must be a plain object')], 'Invalid request options');
+  }
   // The request's query goes where an extraQuery goes; the call's own extraQuery over it.
-  const extraQuery = query && { ...query, ...settings.extraQuery };
-  const call = scope.transport.prepare(scope, endpoint, { body }, extraQuery ? { ...settings, extraQuery } : settings);
+  const merged = query && { ...query, ...extraQuery };
+  const call = scope.transport.prepare(
+    scope,
+    endpoint,
+    { body },
+    merged ? { ...settings, extraQuery: merged } : settings,
+  );
   const data = await scope.transport.send(endpoint, call);
   reply.response = call.response;
   return data;

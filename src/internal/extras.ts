@@ -2,84 +2,137 @@ import type { CrmValidationIssue } from '../core/errors';
 import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 
-/** A value a query parameter can carry: sent as its text (a Date as its ISO string); null and undefined are left out. */
-const isParameter = (value: unknown) =>
-  value == null || /^(string|number|boolean|bigint)$/.test(typeof value) || value instanceof Date;
-
-/** A plain object: what `extraQuery`, `extraBody` and `crm.request()`'s `query` must be. */
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value));
-
-/**
- * What is wrong with fields the SDK does not describe (`extraQuery`, `extraBody`, `crm.request()`'s
- * `query` and `body`), named as `at.name`: `tenantId`, which the client supplies, and in a query,
- * a value no parameter can carry.
- */
-export function extraIssues(
-  fields: Record<string, unknown>,
-  at: string,
-  query: boolean,
-  kit: Kit,
-): CrmValidationIssue[] {
-  const issues: CrmValidationIssue[] = [];
-  for (const name of Object.keys(fields)) {
-    const value = fields[name];
-    const message =
-      name === 'tenantId'
-        ? kit.NOT_THE_TENANT
-        : query && !isParameter(value) && !(Array.isArray(value) && value.every(isParameter))
-          ? 'Must be a string, number, boolean or Date, or an array of them'
-          : undefined;
-    if (message) issues.push({ field: `${at}.${name}`, path: [at, name], message });
+/** A plain object: what `extraQuery`, `extraBody` and `crm.request()`'s `query` must be. Not a Proxy that throws. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  try {
+    return (
+      typeof value === 'object' && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value))
+    );
+  } catch {
+    return false;
   }
-  return issues;
 }
 
-/** The issues of an `extraQuery` or `extraBody`: none when it is absent. */
-const fieldIssues = (fields: unknown, at: string, query: boolean, kit: Kit): CrmValidationIssue[] =>
-  fields === undefined
-    ? []
-    : isPlainObject(fields)
-      ? extraIssues(fields, at, query, kit)
-      : [{ field: at, path: [at], message: 'Must be a plain object' }];
+/** What a value that `JSON.stringify` cannot send becomes. */
+export const NOT_JSON: unique symbol = Symbol('not JSON');
 
 /**
- * Checks a call's `extraQuery` and `extraBody` and adds them to what it sends, over the call's
- * own parameters and fields of the same names. Throws `CrmValidationError`, so nothing is sent.
+ * `value` as the JSON a request sends, read once: its getters, its `toJSON` and a Proxy's traps
+ * run here and never again, so what is checked is what is sent. `NOT_JSON` when it cannot be sent
+ * (a function, a symbol, a BigInt, a cycle, a `toJSON` that throws).
+ */
+export function jsonOf(value: unknown): unknown {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? NOT_JSON : JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+const issue = (at: string, message: string, name?: string): CrmValidationIssue =>
+  name === undefined ? { field: at, path: [at], message } : { field: `${at}.${name}`, path: [at, name], message };
+
+/**
+ * Whether a server may read `name` as `tenantId`: some read names in any case or form (`TenantId`,
+ * full-width letters), and some read `tenantId[]` or `tenantId[0]` as `tenantId`.
+ */
+const namesTenant = (name: string) => name.replace(/\[.*$/s, '').normalize('NFKC').toLowerCase() === 'tenantid';
+
+/** Whether a string can be percent-encoded: not when it holds a lone UTF-16 surrogate. */
+function encodable(text: string): boolean {
+  try {
+    encodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A query parameter's value as sent (a Date as its ISO string); undefined when no parameter can carry it. */
+function parameterText(value: unknown): string | undefined {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
+  if (!/^(string|number|boolean|bigint)$/.test(typeof value)) return undefined;
+  const text = String(value);
+  return encodable(text) ? text : undefined;
+}
+
+/** The body fields of `fields` a server may read as `tenantId`, as issues. */
+export const tenantIssues = (fields: object, at: string, kit: Kit): CrmValidationIssue[] =>
+  Object.keys(fields)
+    .filter(namesTenant)
+    .map((name) => issue(at, kit.NOT_THE_TENANT, name));
+
+/**
+ * Query parameters the SDK does not describe (`extraQuery`, `crm.request()`'s `query`), read once
+ * into `[name, text]` pairs (an array's values each a pair; null and undefined left out), and
+ * what is wrong with them: not a plain object, a name a server may read as `tenantId`, a value no
+ * parameter can carry.
+ */
+export function queryOf(
+  value: unknown,
+  at: string,
+  kit: Kit,
+): { pairs: [string, string][]; fields: Record<string, unknown>; issues: CrmValidationIssue[] } {
+  const pairs: [string, string][] = [];
+  const issues: CrmValidationIssue[] = [];
+  let entries: [string, unknown][];
+  try {
+    if (!isPlainObject(value)) return { pairs, fields: {}, issues: [issue(at, 'Must be a plain object')] };
+    entries = Object.entries(value).map(([name, given]) => [name, Array.isArray(given) ? [...given] : given]);
+  } catch {
+    return { pairs, fields: {}, issues: [issue(at, 'Could not be read')] };
+  }
+  for (const [name, given] of entries) {
+    if (namesTenant(name)) {
+      issues.push(issue(at, kit.NOT_THE_TENANT, name));
+      continue;
+    }
+    const texts = (Array.isArray(given) ? given : [given]).filter((each) => each != null).map(parameterText);
+    if (!encodable(name) || texts.includes(undefined)) {
+      issues.push(
+        issue(at, 'Must be a string, number, boolean or valid Date, or an array of them, in well-formed Unicode', name),
+      );
+    } else for (const text of texts) pairs.push([name, text as string]);
+  }
+  return { pairs, fields: Object.fromEntries(entries), issues };
+}
+
+/**
+ * Checks a call's `extraQuery` and `extraBody`, each read once, and adds them to what it sends,
+ * over the call's own parameters and fields of the same names. Throws `CrmValidationError`, so
+ * nothing is sent.
  */
 export function addExtras(call: PreparedCall, kit: Kit): void {
   const { extraQuery, extraBody } = call.settings;
   const { init } = call;
-  const sent: unknown = init.body === undefined ? {} : JSON.parse(init.body);
-  const issues = [
-    ...fieldIssues(extraQuery, 'extraQuery', true, kit),
-    ...fieldIssues(extraBody, 'extraBody', false, kit),
-  ];
-  if (extraBody && (init.method === 'GET' || !isPlainObject(sent))) {
-    const message =
-      init.method === 'GET' ? 'Not accepted: a GET request sends no body' : 'Not accepted: the body is not an object';
-    issues.push({ field: 'extraBody', path: ['extraBody'], message });
-  }
-  if (issues.length > 0) throw new kit.CrmValidationError(issues, 'Invalid request options');
-  if (extraQuery) call.href = withQuery(call.href, extraQuery);
+  const query = extraQuery ? queryOf(extraQuery, 'extraQuery', kit) : undefined;
+  const issues = [...(query?.issues ?? [])];
+  const fields = extraBody && jsonOf(extraBody);
   if (extraBody) {
-    init.body = JSON.stringify({ ...(sent as object), ...extraBody });
-    init.headers = { ...init.headers, 'content-type': 'application/json' };
-  }
-}
-
-/** `href` with `extra`'s parameters in place of its own of the same names: each value percent-encoded, an array's repeated. */
-function withQuery(href: string, extra: Readonly<Record<string, unknown>>): string {
-  const at = href.indexOf('?');
-  const path = at < 0 ? href : href.slice(0, at);
-  const pairs = at < 0 ? [] : href.slice(at + 1).split('&');
-  const kept = pairs.filter((pair) => !Object.hasOwn(extra, decodeURIComponent(pair.split('=')[0] as string)));
-  for (const [name, given] of Object.entries(extra)) {
-    for (const value of Array.isArray(given) ? given : [given]) {
-      if (value == null) continue;
-      const text = value instanceof Date ? value.toISOString() : String(value);
-      kept.push(`${encodeURIComponent(name)}=${encodeURIComponent(text)}`);
+    const sent: unknown = init.body === undefined ? {} : JSON.parse(init.body);
+    if (init.method === 'GET') issues.push(issue('extraBody', 'Not accepted: a GET request sends no body'));
+    else if (!isPlainObject(extraBody) || !isPlainObject(fields)) {
+      issues.push(issue('extraBody', 'Must be a plain object that JSON can send'));
+    } else if (!isPlainObject(sent)) issues.push(issue('extraBody', 'Not accepted: the body is not an object'));
+    else {
+      issues.push(...tenantIssues(fields, 'extraBody', kit));
+      init.body = JSON.stringify({ ...sent, ...fields });
+      init.headers = { ...init.headers, 'content-type': 'application/json' };
     }
   }
+  if (issues.length > 0) throw new kit.CrmValidationError(issues, 'Invalid request options');
+  if (query) call.href = withQuery(call.href, query.pairs);
+}
+
+/** `href` with `pairs` in place of its own parameters of the same names, percent-encoded. */
+function withQuery(href: string, pairs: readonly [string, string][]): string {
+  const at = href.indexOf('?');
+  const path = at < 0 ? href : href.slice(0, at);
+  const names = new Set(pairs.map(([name]) => name));
+  const kept = (at < 0 ? [] : href.slice(at + 1).split('&')).filter(
+    (pair) => !names.has(decodeURIComponent(pair.split('=')[0] as string)),
+  );
+  for (const [name, text] of pairs) kept.push(`${encodeURIComponent(name)}=${encodeURIComponent(text)}`);
   return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
 }

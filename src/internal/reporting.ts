@@ -1,6 +1,7 @@
 import type { CrmError } from '../core/errors';
 import type { CrmLogger, CrmRequestLog } from '../core/log';
 import type { TransportOptions } from '../options';
+import type { Failure } from './attempt';
 import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 
@@ -67,8 +68,15 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
 
   return {
     error(error, call) {
-      const { where, settings, deadline } = call;
-      const failure = error instanceof kit.AttemptFailure ? error.failure : undefined;
+      const { settings, deadline } = call;
+      let failure: Failure | undefined;
+      try {
+        failure = error instanceof kit.AttemptFailure ? error.failure : undefined;
+      } catch {
+        // A Proxy that a signal aborted with, whose traps throw: not a failure of ours.
+      }
+      // The path may hold what a caller passed as an id: masked like the rest.
+      const where = redactOf(call)(call.where);
       if (settings.signal?.aborted)
         return abortErrorOf(settings.signal, where, failure?.kind === 'queued' ? ' while queued' : '', kit);
       switch (failure?.kind) {
@@ -129,7 +137,8 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
           );
       }
       const cause = safeCause(failure?.kind === 'network' ? failure.cause : error, redactOf(call));
-      const reason = cause instanceof Error ? `: ${loggable(reasonOf(cause), SERVER_WORDS)}` : '';
+      // Masked once joined: its parts, each masked, could join into a secret.
+      const reason = cause instanceof Error ? `: ${loggable(redactOf(call)(reasonOf(cause)), SERVER_WORDS)}` : '';
       return new kit.CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
     },
 
@@ -140,10 +149,7 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
         method: request.method,
         url: redact(`${url.pathname}${url.search}`),
         status,
-        error:
-          failure === undefined
-            ? undefined
-            : redact(failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure)),
+        error: failure === undefined ? undefined : redact(failureText(failure)),
         durationMs: ms,
         attempt: call.attempts,
         headers: Object.fromEntries(redactHeaders(request.headers, redact, options.secretHeaders)),
@@ -338,10 +344,24 @@ function reasonOf(error: Error): string {
 
 /** The error of a call its caller's signal stopped: a timeout when the signal's reason is one (`AbortSignal.timeout()`). */
 function abortErrorOf(signal: AbortSignal, where: string, queued: string, kit: Kit): CrmError {
-  const cause = signal.reason;
-  return (cause as Error | undefined)?.name === 'TimeoutError'
+  const cause: unknown = signal.reason;
+  let timedOut = false;
+  try {
+    // An error (a DOMException is one) named so; not any object that says it is.
+    timedOut = cause instanceof Error && cause.name === 'TimeoutError';
+  } catch {}
+  return timedOut
     ? new kit.CrmTimeoutError(`Timed out by the caller's signal${queued}: ${where}`, { cause })
     : new kit.CrmAbortError(`Aborted${queued}: ${where}`, { cause });
+}
+
+/** A failure as a log line gives it: `name: message`, or its text; whatever it is, and whatever its getters do. */
+function failureText(failure: unknown): string {
+  try {
+    return failure instanceof Error ? `${failure.name}: ${failure.message}` : textOf(failure);
+  } catch {
+    return 'A failure that could not be read';
+  }
 }
 
 /** A value that is not an error, as text: JSON where it can be. */

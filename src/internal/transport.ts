@@ -261,7 +261,8 @@ export class Transport {
    * README.md, "Stacks"): by the reporter, which masks what the server said.
    */
   async #toCrmError(error: unknown, call: PreparedCall): Promise<CrmError> {
-    if (error instanceof CrmError) return error;
+    // A signal's reason may itself be a CrmError (another call's, to cancel this one): not this call's.
+    if (!call.settings.signal?.aborted && error instanceof CrmError) return error;
     const reporter = this.#reporter.value ?? (await this.#reporter.load().catch(() => undefined));
     return reporter ? reporter.error(error, call) : unreported(error, call);
   }
