@@ -116,6 +116,13 @@ export interface ClientDefaults {
   headers?: Record<string, string> | undefined;
   /** Pages a `for await` loop fetches ahead of the caller, for every list (see `ListOptions`). Default: 0. */
   prefetch?: number | undefined;
+  /**
+   * `'auto'` paces the calls of each tenant's key to the rate its server accepts, learned from its
+   * 429s (and 503s with `Retry-After`): after a refusal every call of that key waits, then they go
+   * just below the rate (README.md, "Bulk work and rate limits"). `'off'`: each call retries on
+   * its own. Default: `'off'`.
+   */
+  throttle?: 'off' | 'auto' | undefined;
 }
 
 /** Options of `crm.withTenant()`. */
@@ -175,6 +182,7 @@ const defaults = {
   ...perCall,
   maxRetryAfter: z.optional(z.int().check(z.gte(0), z.lte(MAX_TIMER))),
   prefetch: z.optional(z.int().check(z.gte(0), z.lte(16))),
+  throttle: z.optional(z.enum(['off', 'auto'])),
 };
 
 export const ClientOptionsSchema = z.object({
@@ -232,6 +240,8 @@ export interface CallSettings {
   /** The client's headers and the call's, without credential headers. */
   readonly headers: Readonly<Record<string, string>>;
   readonly prefetch: number;
+  /** `throttle: 'auto'`; false for 'off'. */
+  readonly throttle: boolean;
   readonly signal: AbortSignal | undefined;
   // Optional only so that the built-in defaults need not name them: merge() always sets them.
   readonly extraQuery?: Readonly<Record<string, unknown>> | undefined;
@@ -280,6 +290,7 @@ function merge(base: CallSettings, options: RequestOptions & ClientDefaults): Ca
     maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
     headers: options.headers ? { ...base.headers, ...withoutCredentials(options.headers) } : base.headers,
     prefetch: options.prefetch ?? base.prefetch,
+    throttle: options.throttle ? options.throttle === 'auto' : base.throttle,
     signal: options.signal,
     extraQuery: options.extraQuery,
     extraBody: options.extraBody,
@@ -296,6 +307,7 @@ const BUILT_IN = {
   maxRetryAfter: 60_000,
   headers: {},
   prefetch: 0,
+  throttle: false,
 } as CallSettings;
 
 const env = (): Record<string, string | undefined> =>

@@ -71,7 +71,7 @@ export class Page<T extends { id: string }> {
   /** Requests the next page with the same parameters. Rejects when there is none. */
   nextPage(): PagePromise<T> {
     if (!this.hasNextPage()) {
-      return new PagePromise(Promise.reject(new CrmError('No next page: check hasNextPage() first')), {
+      return new PagePromise(Promise.reject(new CrmError('No next page (see hasNextPage())')), {
         response: undefined,
       });
     }

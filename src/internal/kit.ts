@@ -12,6 +12,7 @@ import {
 import { AttemptFailure, retryAfterMsOf } from './attempt';
 import { issuesOf, NOT_THE_TENANT } from './issues';
 import { parseContext } from './parse-context';
+import { readBodyText } from './read-body';
 import { zodCheck } from './zod-check';
 
 /**
@@ -35,6 +36,7 @@ export const kit = {
   requestIdOf,
   issuesOf,
   parseContext,
+  readBodyText,
   zodCheck,
 };
 export type Kit = typeof kit;

@@ -29,6 +29,11 @@ export class OnDemand<T> {
     return this.#loading;
   }
 
+  /** The module, once loaded; undefined if it cannot be, for a caller that does without it. */
+  async loaded(): Promise<T | undefined> {
+    return this.value ?? this.load().catch(() => undefined);
+  }
+
   /** Starts loading in the background; a failure is left to the next `load()`. */
   preload(): void {
     this.load().catch(() => {});

@@ -1,5 +1,6 @@
 import type { ApiKeyProvider, CallSettings } from '../options';
 import type { Pagination } from '../schemas/pagination';
+import type { Pacer, Ticket } from './pacer';
 import type { Scope } from './scope';
 import type { CallTrace } from './tracing';
 
@@ -40,4 +41,7 @@ export interface PreparedCall {
   pagination: Pagination | undefined;
   /** Set when the call is published on the tracing channels: its attempts publish themselves through it. */
   trace?: CallTrace | undefined;
+  /** With `throttle: 'auto'`: the pace of the call's credential, and the turn its latest attempt took. */
+  pacer?: Pacer | undefined;
+  ticket?: Ticket | undefined;
 }

@@ -1,8 +1,10 @@
 import ky, { isHTTPError, isNetworkError, isTimeoutError, type KyInstance, type Options, TimeoutError } from 'ky';
+import type { TransportOptions } from '../options';
 import type { Outcome, Received } from './attempt';
 import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 import { followRedirects, unfollowedNote } from './redirects';
+import type { Reporter } from './reporting';
 import { retryPolicy } from './retry-policy';
 
 /**
@@ -12,20 +14,70 @@ import { retryPolicy } from './retry-policy';
  */
 export type Retrier = (call: PreparedCall, first: Outcome) => Promise<Received>;
 
-type Send = (input: RequestInfo | URL, init: RequestInit | undefined, call: PreparedCall) => Promise<Received>;
+/** One attempt: fetch, read the body within the size limit, log. */
+export type Attempt = (
+  input: RequestInfo | URL,
+  init: RequestInit | undefined,
+  call: PreparedCall,
+) => Promise<Received>;
+
+/**
+ * One attempt of a call: waited for, when the call is paced; fetched (through the tracing
+ * channel, when traced); its body read within `maxResponseBytes`; its outcome told to the pacer,
+ * and logged. Every retry's, and the first one's of a call that is logged, traced or paced (the
+ * others' first attempt is `Transport.#send`'s own plain fetch).
+ */
+export function createAttempt(
+  options: TransportOptions,
+  report: () => Promise<Reporter | undefined>,
+  { readBodyText }: Kit,
+): Attempt {
+  return async (input, init, call) => {
+    const started = performance.now();
+    call.attempts += 1;
+    let status = 0;
+    let failure: unknown;
+    try {
+      const { pacer, settings } = call;
+      // A retry waits for its turn too: every call of a credential waits after a refusal.
+      if (pacer && call.attempts > 1) call.ticket = await pacer.turn(true, settings.signal, call.deadline);
+      // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
+      const fetch = options.fetch ?? globalThis.fetch;
+      const response = await (call.trace ? call.trace.attempt(input, init, fetch) : fetch(input, init));
+      status = response.status;
+      pacer?.learned(call.ticket, status, response.headers, settings.maxRetryAfter);
+      return { response, text: await readBodyText(response, options.maxResponseBytes) };
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      const { logger } = options;
+      if (logger) {
+        const ms = performance.now() - started;
+        const request = input instanceof Request ? input : new Request(input, init);
+        // Without the reporter, nothing can be masked, so nothing is logged.
+        (await report())?.log(logger, call, request, status, failure, ms);
+      }
+    }
+  };
+}
+
+/** The most refusals a paced call is retried after, beside its maxRetries: a bound, should the pace never settle. */
+const PACED_REFUSALS = 20;
 
 /** Loaded on demand, with ky (see PERFORMANCE.md, "the first attempt outside ky"). */
-export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
+export function createRetrier(baseUrl: string, send: Attempt, kit: Kit): Retrier {
   const { AttemptFailure } = kit;
   // Bodies are read inside fetch, so ky gets bodiless copies; the answers themselves are kept here.
   const originals = new WeakMap<Response, Received>();
-  const bare = (received: Received, maxRetryAfter: number): Response => {
+  const bare = (received: Received, maxRetryAfter: number, paced: boolean): Response => {
     const { ok, status, statusText, headers } = received.response;
     // ky takes a retry's wait from the answer's headers. It is shown Retry-After alone, in whole
     // seconds rounded up: ky would also read RateLimit-Reset and X-RateLimit-*, which the spec
     // never mentions, and ignores a fractional Retry-After (README, "Retries and timeouts").
     // Capped here, so that what ky reads back is a small whole number (1e21 seconds would not be).
-    const wait = ok ? undefined : Math.min(kit.retryAfterMsOf(headers) ?? Number.NaN, maxRetryAfter);
+    // A paced call's wait is its credential's (pacer.ts), which the retry waits for: ky adds none.
+    const wait = ok ? undefined : Math.min(kit.retryAfterMsOf(headers) ?? Number.NaN, paced ? 0 : maxRetryAfter);
     const timing: Record<string, string> =
       wait === undefined || Number.isNaN(wait) ? {} : { 'retry-after': String(Math.ceil(wait / 1000)) };
     const copy = new Response(null, { status, statusText, headers: timing });
@@ -67,16 +119,28 @@ export function createRetrier(baseUrl: string, send: Send, kit: Kit): Retrier {
           throw outcome.timedOut ? new TimeoutError(input as Request) : outcome.error;
         }
         const received = outcome ?? (await send(input, init, call));
+        const paced = call.pacer !== undefined;
         // Within the attempt, so ky's timeout and the caller's signal cover the redirects too.
-        if (received.response.ok) return bare(received, settings.maxRetryAfter);
+        if (received.response.ok) return bare(received, settings.maxRetryAfter, paced);
         return bare(
           await followRedirects(received, call, (input as Request).signal, send, kit),
           settings.maxRetryAfter,
+          paced,
         );
       },
       timeout: settings.timeout,
-      retry: { limit: settings.maxRetries, maxRetryAfter: settings.maxRetryAfter },
-      context: { deadline, maxRetryAfter: settings.maxRetryAfter },
+      // A paced call's refusals are turns to wait for, not failures: they do not use up maxRetries
+      // (retry-policy.ts), up to PACED_REFUSALS of them.
+      retry: {
+        limit: settings.maxRetries + (call.pacer ? PACED_REFUSALS : 0),
+        maxRetryAfter: settings.maxRetryAfter,
+      },
+      context: {
+        deadline,
+        maxRetryAfter: settings.maxRetryAfter,
+        maxRetries: settings.maxRetries,
+        paced: !!call.pacer,
+      },
     };
     if (settings.signal) options.signal = settings.signal;
     if (deadline !== undefined) options.totalTimeout = Math.max(1, deadline - Date.now());

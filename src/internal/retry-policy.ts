@@ -15,10 +15,19 @@ export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
   // Keeps at least half the backoff, so a burst of retries spreads out without any being immediate.
   jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
   retryOnTimeout: true,
-  shouldRetry: ({ error }) => {
+  shouldRetry: ({ error, retryCount }) => {
     // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
     if (isHTTPError(error) && outlastsDeadline(retryAfterMsOf(error.response.headers), error.options.context))
       return false;
+    // A paced call's refusal (429, or 503 with Retry-After) is its turn to wait (pacer.ts), not a
+    // failure: only its other retries count against maxRetries.
+    const context = (error as { options?: { context?: PacedContext } }).options?.context;
+    if (context?.paced) {
+      const { status, headers } = isHTTPError(error) ? error.response : { status: 0, headers: new Headers() };
+      if (status === 429 || (status === 503 && headers.has('retry-after')))
+        context.refusals = (context.refusals ?? 0) + 1;
+      else if (retryCount - (context.refusals ?? 0) > context.maxRetries) return false;
+    }
     const method = (error as { request?: Request }).request?.method;
     if (method !== 'POST' && method !== 'PATCH') return undefined;
     if (!isHTTPError(error)) return false;
@@ -26,6 +35,13 @@ export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
     return status === 429 || (status === 503 && headers.has('retry-after')) ? undefined : false;
   },
 });
+
+/** What the retrier tells the policy of a paced call, through ky's `context`; `refusals` the policy counts. */
+interface PacedContext {
+  readonly paced?: boolean;
+  readonly maxRetries: number;
+  refusals?: number;
+}
 
 /** Whether the call's deadline comes before the wait; its settings reach the policy through ky's `context` (retrier.ts). */
 function outlastsDeadline(wait: number | undefined, context: Record<string, unknown>): boolean {

@@ -52,7 +52,7 @@ export class Scope {
     this.apiKey = apiKey;
     this.defaults = defaults;
     this.secrets = typeof apiKey === 'string' && !secrets.includes(apiKey) ? [...secrets, apiKey] : secrets;
-    if (typeof apiKey === 'function') transport.preloadWaiting();
+    if (typeof apiKey === 'function') transport.waiting.preload();
   }
 
   /** A scope like this one, with another tenant, key or defaults, sharing the transport. */

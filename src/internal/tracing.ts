@@ -20,7 +20,7 @@ export interface TracingChannelOf<C extends object> {
 
 /** What the SDK uses of `node:diagnostics_channel`. */
 export interface DiagnosticsChannel {
-  tracingChannel?: (name: string) => TracingChannelOf<object>;
+  tracingChannel: (name: string) => TracingChannelOf<object>;
 }
 
 /** The two tracing channels of README.md, "Tracing". */

@@ -38,14 +38,17 @@ export class Transport {
   readonly #timers = new TimerBatches();
   // Loaded on demand: PERFORMANCE.md, "Chunks loaded on demand".
   readonly #retrier = new OnDemand(() =>
-    import('./retrier').then(({ createRetrier }) =>
-      createRetrier(this.options.baseUrl, (input, init, call) => this.#attempt(input, init, call), kit),
-    ),
+    import('./retrier').then(({ createAttempt, createRetrier }) => {
+      const report = () => this.#reporter.loaded();
+      const attempt = createAttempt(this.options, report, kit);
+      return { attempt, retry: createRetrier(this.options.baseUrl, attempt, kit) };
+    }),
   );
-  readonly #waiting = new OnDemand(() =>
-    import('./waiting').then(({ Limiter, lookUpKey }) => {
+  /** What a call may wait for before an attempt (waiting.ts); a client whose key comes from a function, or that is paced, will. */
+  readonly waiting = new OnDemand(() =>
+    import('./waiting').then(({ Limiter, lookUpKey, Pacers }) => {
       const max = this.options.maxConcurrency;
-      return { lookUpKey, limiter: max ? new Limiter(max, kit) : undefined };
+      return { lookUpKey, limiter: max ? new Limiter(max, kit) : undefined, pacers: new Pacers(kit) };
     }),
   );
   readonly #reporter = new OnDemand(() =>
@@ -63,13 +66,8 @@ export class Transport {
     // Started now, so that no call waits for them.
     this.#retrier.preload();
     this.#reporter.preload();
-    if (options.maxConcurrency) this.#waiting.preload();
+    if (options.maxConcurrency) this.waiting.preload();
     if (options.validateResponses) this.#validators.preload();
-  }
-
-  /** Starts loading what a call that waits needs: a client whose key comes from a function will. */
-  preloadWaiting(): void {
-    this.#waiting.preload();
   }
 
   /** The call, checked and built: what every attempt sends. Throws on bad input or a missing credential. */
@@ -109,13 +107,14 @@ export class Transport {
 
   /** A prepared call's data, or a `CrmError`. */
   send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
-    const { extraQuery, extraBody } = call.settings;
+    const { extraQuery, extraBody, throttle } = call.settings;
     // Whether anyone listens is asked anew for each call: a subscriber may come and go at any time.
     const channels = this.#channels;
     // By `start`, which every runtime's channels answer for (Bun's tracing channels have no hasSubscribers).
     if (channels && (channels.call.start.hasSubscribers || channels.attempt.start.hasSubscribers))
       return this.#traced(endpoint, call);
-    if (!call.keyFrom && !this.options.maxConcurrency && !extraQuery && !extraBody) return this.#send(endpoint, call);
+    if (!call.keyFrom && !this.options.maxConcurrency && !extraQuery && !extraBody && !throttle)
+      return this.#send(endpoint, call);
     return this.#sendLater(endpoint, call);
   }
 
@@ -137,15 +136,16 @@ export class Transport {
    */
   async #sendLater<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     try {
-      // A signal aborted already stops the call before a look-up or a wait.
-      const { extraQuery, extraBody, signal } = call.settings;
-      signal?.throwIfAborted();
+      const { extraQuery, extraBody, signal, throttle } = call.settings;
       if (extraQuery || extraBody) (await this.hatches.load()).addExtras(call, kit);
-      if (!call.keyFrom && !this.options.maxConcurrency) return await this.#send(endpoint, call);
-      const { lookUpKey, limiter } = await this.#waiting.load();
+      const { lookUpKey, limiter, pacers } = await this.waiting.load();
+      // A signal aborted already stops the call before a look-up or a wait; checked after an await,
+      // so that its error leads to the caller (README.md, "Stacks").
       signal?.throwIfAborted();
       // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
       if (call.keyFrom) useKey(call, await lookUpKey(call, kit));
+      // Its first turn at its credential's pace, before its first attempt's timeout starts.
+      if (throttle) await pacers.admit(call);
       if (!limiter) return await this.#send(endpoint, call);
       return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
     } catch (error) {
@@ -168,10 +168,13 @@ export class Transport {
       let first: Outcome;
       try {
         const init = { ...call.init, signal: signal ? AbortSignal.any([signal, timer.signal]) : timer.signal };
-        if (this.options.logger || call.trace) {
-          first = await this.#attempt(call.href, init, call);
+        // Logged, traced or paced, the attempt is the retrier chunk's (retrier.ts, `createAttempt`),
+        // preloaded with it: without it, it is made as any other.
+        const attempt =
+          this.options.logger || call.trace || call.pacer ? (await this.#retrier.loaded())?.attempt : undefined;
+        if (attempt) {
+          first = await attempt(call.href, init, call);
         } else {
-          // #attempt without its logging.
           call.attempts = 1;
           const response = await (this.options.fetch ?? globalThis.fetch)(call.href, init);
           first = { response, text: await readBodyText(response, this.options.maxResponseBytes) };
@@ -191,36 +194,9 @@ export class Transport {
 
   /** Every attempt after a first that failed, by ky; without ky, the first attempt's outcome as it is. */
   async #retried(call: PreparedCall, first: Outcome): Promise<Received> {
-    const retrier = this.#retrier.value ?? (await this.#retrier.load().catch(() => undefined));
+    const retrier = await this.#retrier.loaded();
     if (!retrier) throw failureOf(first);
-    return retrier(call, first);
-  }
-
-  /** One attempt: fetch, read the body within the size limit, log. */
-  async #attempt(input: RequestInfo | URL, init: RequestInit | undefined, call: PreparedCall): Promise<Received> {
-    const started = performance.now();
-    call.attempts += 1;
-    let status = 0;
-    let failure: unknown;
-    try {
-      // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
-      const fetch = this.options.fetch ?? globalThis.fetch;
-      const response = await (call.trace ? call.trace.attempt(input, init, fetch) : fetch(input, init));
-      status = response.status;
-      return { response, text: await readBodyText(response, this.options.maxResponseBytes) };
-    } catch (error) {
-      failure = error;
-      throw error;
-    } finally {
-      const { logger } = this.options;
-      if (logger) {
-        const ms = performance.now() - started;
-        const request = input instanceof Request ? input : new Request(input, init);
-        // Without the reporter, nothing can be masked, so nothing is logged.
-        const reporter = this.#reporter.value ?? (await this.#reporter.load().catch(() => undefined));
-        reporter?.log(logger, call, request, status, failure, ms);
-      }
-    }
+    return retrier.retry(call, first);
   }
 
   /** The envelope's `data`; its `pagination` and the response go on the call. */
@@ -244,7 +220,8 @@ export class Transport {
         // response validators"); a page, record by record.
         if (!validators) this.#validators.preload();
         const validRecord = validators?.recordValidators[endpoint.key];
-        const checked = validRecord ? validators.checkPage(endpoint, json, validRecord, kit) : zodCheck(endpoint, json);
+        const checked =
+          (validRecord && validators.checkPage(endpoint, json, validRecord, kit)) || zodCheck(endpoint, json);
         if (!checked.success)
           throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, text, issues: checked.issues });
         json = checked.data;
@@ -263,7 +240,7 @@ export class Transport {
   async #toCrmError(error: unknown, call: PreparedCall): Promise<CrmError> {
     // A signal's reason may itself be a CrmError (another call's, to cancel this one): not this call's.
     if (!call.settings.signal?.aborted && error instanceof CrmError) return error;
-    const reporter = this.#reporter.value ?? (await this.#reporter.load().catch(() => undefined));
+    const reporter = await this.#reporter.loaded();
     return reporter ? reporter.error(error, call) : unreported(error, call);
   }
 }
@@ -273,8 +250,9 @@ function channels(): Channels | undefined {
   const dc = (
     globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
   ).process?.getBuiltinModule?.('node:diagnostics_channel');
+  // Node (22.3 and later), Bun and Deno all have tracingChannel where they have getBuiltinModule.
   return (
-    dc?.tracingChannel &&
+    dc &&
     ({
       call: dc.tracingChannel('crm-integration-sdk:call'),
       attempt: dc.tracingChannel('crm-integration-sdk:attempt'),

@@ -1,5 +1,6 @@
-// What a call may wait for before its first attempt: its key, from an `apiKey` function, and a
-// `maxConcurrency` slot. One chunk, loaded on demand: most calls wait for neither
-// (PERFORMANCE.md, "Chunks loaded on demand").
+// What a call may wait for before an attempt: its key, from an `apiKey` function, a
+// `maxConcurrency` slot, and its turn at its credential's pace (`throttle: 'auto'`). One chunk,
+// loaded on demand: most calls wait for none (PERFORMANCE.md, "Chunks loaded on demand").
 export { lookUpKey } from './key-lookup';
 export { Limiter } from './limiter';
+export { Pacers } from './pacer';

@@ -53,12 +53,11 @@ describe('the tracing channels, without OpenTelemetry', () => {
 
     await crm.accounts.update(account.id, { city: 'Lyon' });
 
-    // The attempt starts within the call's synchronous part, so before the call's `end`.
     expect(events).toEqual([
       ['call:start', 'accounts.update'],
+      ['call:end', 'accounts.update'],
       ['attempt:start', '#0'],
       ['attempt:end', '#0'],
-      ['call:end', 'accounts.update'],
       ['attempt:asyncStart', '#0'],
       ['attempt:asyncEnd', '#0'],
       ['call:asyncStart', 'accounts.update'],
@@ -103,9 +102,9 @@ describe('the tracing channels, without OpenTelemetry', () => {
 
     expect(events.map(([event]) => event)).toEqual([
       'call:start',
+      'call:end',
       'attempt:start',
       'attempt:end',
-      'call:end',
       'attempt:asyncStart',
       'attempt:asyncEnd',
       'call:error',

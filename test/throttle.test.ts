@@ -1,0 +1,161 @@
+import { HttpResponse, http } from 'msw';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { CrmAbortError, CrmConnectionError, CrmServerError, CrmTimeoutError } from '../src/index';
+import { API_KEY, BASE_URL, makeClient, ok, rejection, TENANT } from './support/capture';
+import { server } from './support/server';
+
+/*
+ * throttle: 'auto', on the fake clock: the pacer's waits and pace are timers and performance.now(),
+ * which vitest advances; MSW answers at once.
+ */
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const CONTACTS = `${BASE_URL}/integrations/v1/contacts`;
+
+/** What the server saw: when (fake ms), with which key, and what it answered. */
+interface Seen {
+  readonly at: number;
+  readonly key: string | null;
+  readonly status: number;
+}
+
+/** Answers contact creates with `answer(index)`, recording each request. */
+function contactsServer(answer: (index: number, key: string | null) => Response): Seen[] {
+  const seen: Seen[] = [];
+  server.use(
+    http.post(CONTACTS, ({ request }) => {
+      const key = request.headers.get('x-api-key');
+      const response = answer(seen.length, key);
+      seen.push({ at: Date.now(), key, status: response.status });
+      return response;
+    }),
+  );
+  return seen;
+}
+
+const refused = (seconds: number) =>
+  HttpResponse.json(
+    { success: false, error: { code: 'RATE_LIMITED' } },
+    { status: 429, headers: { 'retry-after': String(seconds) } },
+  );
+const created = (index: number) => ok({ id: `con_${index}`, email: `c${index}@x.io` });
+
+/** Runs the fake clock until `promise` settles (at most `ms`). */
+async function settle<T>(promise: Promise<T>, ms = 120_000): Promise<T> {
+  let done = false;
+  const watched = promise.finally(() => {
+    done = true;
+  });
+  for (let waited = 0; !done && waited < ms; waited += 50) await vi.advanceTimersByTimeAsync(50);
+  return watched;
+}
+
+describe("throttle: 'auto'", () => {
+  test('after a 429, no call of that key goes out before Retry-After has passed, and each record is created once', async () => {
+    const seen = contactsServer((index) => (index === 3 ? refused(2) : created(index)));
+    const crm = makeClient({ throttle: 'auto' });
+
+    const results = await settle(
+      Promise.all(Array.from({ length: 10 }, (_, i) => crm.contacts.create({ email: `c${i}@x.io` }))),
+    );
+
+    expect(results).toHaveLength(10);
+    const refusal = seen.find((request) => request.status === 429) as Seen;
+    const after = seen.filter((request) => request.at > refusal.at);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((request) => request.at >= refusal.at + 2000)).toBe(true);
+    expect(seen.filter((request) => request.status === 200)).toHaveLength(10);
+  });
+
+  test("one tenant's refusal does not slow another tenant down", async () => {
+    const seen = contactsServer((_, key) => (key === API_KEY ? refused(30) : created(0)));
+    const crm = makeClient({ throttle: 'auto', maxRetries: 0 });
+    const other = crm.withTenant('tenant_2', { apiKey: 'key_other_tenant' });
+
+    const first = crm.contacts.create({ email: 'a@x.io' }).catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(100);
+    const started = Date.now();
+    await settle(Promise.all(Array.from({ length: 5 }, (_, i) => other.contacts.create({ email: `b${i}@x.io` }))));
+
+    const others = seen.filter((request) => request.key === 'key_other_tenant');
+    expect(others).toHaveLength(5);
+    expect(Math.max(...others.map((request) => request.at)) - started).toBeLessThan(1000);
+    first.catch(() => {});
+  });
+
+  test('a create is never replayed after a 500 or a reset', async () => {
+    const crm = makeClient({ throttle: 'auto' });
+    const failed = contactsServer(() => HttpResponse.json({ success: false }, { status: 500 }));
+
+    expect(await settle(rejection(crm.contacts.create({ email: 'a@x.io' })))).toBeInstanceOf(CrmServerError);
+    expect(failed).toHaveLength(1);
+
+    let resets = 0;
+    server.use(
+      http.post(CONTACTS, () => {
+        resets += 1;
+        return HttpResponse.error();
+      }),
+    );
+    expect(await settle(rejection(crm.contacts.create({ email: 'b@x.io' })))).toBeInstanceOf(CrmConnectionError);
+    expect(resets).toBe(1);
+  });
+
+  test('a caller that aborts, or whose totalTimeout passes, while its key waits is let go at once', async () => {
+    contactsServer((index) => (index === 0 ? refused(60) : created(index)));
+    const crm = makeClient({ throttle: 'auto', maxRetries: 0 });
+    await settle(crm.contacts.create({ email: 'first@x.io' }).catch(() => undefined));
+
+    const controller = new AbortController();
+    const aborted = rejection(crm.contacts.create({ email: 'a@x.io' }, { signal: controller.signal }));
+    const timedOut = rejection(crm.contacts.create({ email: 'b@x.io' }, { totalTimeout: 500 }));
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort();
+
+    expect(await settle(aborted, 1000)).toBeInstanceOf(CrmAbortError);
+    expect(await settle(timedOut, 1000)).toBeInstanceOf(CrmTimeoutError);
+  });
+
+  test('a 429 does not use up maxRetries: the record is placed once the key may go again', async () => {
+    const seen = contactsServer((index) => (index < 3 ? refused(1) : created(index)));
+
+    const contact = await settle(makeClient({ throttle: 'auto', maxRetries: 1 }).contacts.create({ email: 'a@x.io' }));
+
+    expect(contact.id).toBe('con_3');
+    expect(seen.map((request) => request.status)).toEqual([429, 429, 429, 200]);
+  });
+
+  test('the pace recovers after the server raises its limit', async () => {
+    // A token bucket: `limit` a second, a burst of a tenth of it.
+    let limit = 10;
+    let tokens = 1;
+    let last = Date.now();
+    const seen = contactsServer((index) => {
+      const now = Date.now();
+      tokens = Math.min(limit / 10, tokens + ((now - last) / 1000) * limit);
+      last = now;
+      if (tokens < 1) return refused(1);
+      tokens -= 1;
+      return created(index);
+    });
+    const crm = makeClient({ throttle: 'auto' });
+    const accepted = (from: number, to: number) =>
+      seen.filter((request) => request.status === 200 && request.at >= from && request.at < to).length;
+
+    const job = Promise.all(Array.from({ length: 6000 }, (_, i) => crm.contacts.create({ email: `c${i}@x.io` })));
+    job.catch(() => {});
+    await vi.advanceTimersByTimeAsync(20_000);
+    const start = Date.now();
+    expect(accepted(start - 10_000, start)).toBeLessThanOrEqual(110);
+    limit = 40;
+    await vi.advanceTimersByTimeAsync(240_000);
+    const end = Date.now();
+
+    expect(accepted(end - 10_000, end)).toBeGreaterThan(200);
+  }, 60_000);
+});
