@@ -1,7 +1,7 @@
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { CrmAbortError, CrmConnectionError, CrmServerError, CrmTimeoutError } from '../src/index';
-import { API_KEY, BASE_URL, makeClient, ok, rejection, TENANT } from './support/capture';
+import { API_KEY, BASE_URL, makeClient, ok, rejection } from './support/capture';
 import { server } from './support/server';
 
 /*

@@ -1,7 +1,8 @@
 /**
  * What the `crm-integration-sdk:call` tracing channel publishes around each SDK method call (each
  * page request of a list is a call). Fields marked "once known" are set before the call's
- * `asyncStart` and `asyncEnd` (or `error`) events.
+ * `asyncStart` and `asyncEnd` (or `error`) events. Neither channel publishes a call's data or an
+ * attempt's response (their `result` stays undefined): they may hold a credential.
  *
  * @example
  * ```ts
@@ -33,8 +34,6 @@ export interface CrmCallContext {
   attempts?: number | undefined;
   /** Once known: the `CrmError` the call rejects with (set by the channel). */
   error?: unknown;
-  /** Once known: what the call resolves to (set by the channel). */
-  result?: unknown;
 }
 
 /**
@@ -58,6 +57,6 @@ export interface CrmAttemptContext {
   readonly headers: Record<string, string>;
   /** Once known: the answer's status. */
   status?: number | undefined;
-  /** Once known: why no answer came (set by the channel). */
+  /** Once known: why no answer came (set by the channel), masked like the SDK's errors. */
   error?: unknown;
 }

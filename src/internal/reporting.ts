@@ -20,6 +20,10 @@ export interface Reporter {
   error(error: unknown, call: PreparedCall): CrmError;
   /** Hands one attempt of `call` to the logger, as a line and as facts. */
   log(logger: CrmLogger, call: PreparedCall, request: Request, status: number, failure: unknown, ms: number): void;
+  /** Masks `call`'s secrets in a value: strings, and the strings in arrays and plain objects. */
+  redact(call: PreparedCall): Redact;
+  /** A copy of a failure that is safe to show: masked, and with none of its objects' fields. */
+  copy(call: PreparedCall, failure: unknown): unknown;
 }
 
 /**
@@ -141,6 +145,9 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
       const reason = cause instanceof Error ? `: ${loggable(redactOf(call)(reasonOf(cause)), SERVER_WORDS)}` : '';
       return new kit.CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
     },
+
+    redact: redactOf,
+    copy: (call, failure) => safeCause(failure, redactOf(call)),
 
     log(logger, call, request, status, failure, ms) {
       const redact = redactOf(call);

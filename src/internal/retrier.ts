@@ -41,12 +41,15 @@ export function createAttempt(
       const { pacer, settings } = call;
       // A retry waits for its turn too: every call of a credential waits after a refusal.
       if (pacer && call.attempts > 1) call.ticket = await pacer.turn(true, settings.signal, call.deadline);
-      // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
-      const fetch = options.fetch ?? globalThis.fetch;
-      const response = await (call.trace ? call.trace.attempt(input, init, fetch) : fetch(input, init));
-      status = response.status;
-      pacer?.learned(call.ticket, status, response.headers, settings.maxRetryAfter);
-      return { response, text: await readBodyText(response, options.maxResponseBytes) };
+      const exchange = async (input: RequestInfo | URL, init: RequestInit | undefined): Promise<Received> => {
+        // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
+        const response = await (options.fetch ?? globalThis.fetch)(input, init);
+        status = response.status;
+        pacer?.learned(call.ticket, status, response.headers, settings.maxRetryAfter);
+        return { response, text: await readBodyText(response, options.maxResponseBytes) };
+      };
+      // A traced attempt is published from its request to its body read (tracing.ts).
+      return await (call.trace ? call.trace.attempt(input, init, exchange) : exchange(input, init));
     } catch (error) {
       failure = error;
       throw error;

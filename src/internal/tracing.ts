@@ -1,8 +1,10 @@
 import type { CrmAttemptContext, CrmCallContext } from '../core/trace';
 import type { TransportOptions } from '../options';
+import type { Received } from './attempt';
 import type { Endpoint } from './endpoint';
 import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
+import type { Reporter } from './reporting';
 
 /**
  * What the SDK uses of a `TracingChannel` of `node:diagnostics_channel`, typed here: the source
@@ -10,6 +12,10 @@ import type { PreparedCall } from './prepared-call';
  */
 export interface TracingChannelOf<C extends object> {
   readonly start: { readonly hasSubscribers: boolean };
+  readonly end: { readonly hasSubscribers: boolean };
+  readonly asyncStart: { readonly hasSubscribers: boolean };
+  readonly asyncEnd: { readonly hasSubscribers: boolean };
+  readonly error: { readonly hasSubscribers: boolean };
   tracePromise<A extends unknown[], R>(
     fn: (...args: A) => Promise<R>,
     context: C,
@@ -27,13 +33,18 @@ export interface DiagnosticsChannel {
 export interface Channels {
   readonly call: TracingChannelOf<CrmCallContext>;
   readonly attempt: TracingChannelOf<CrmAttemptContext>;
+  /** Whether any event of either has a subscriber. */
+  readonly listened: () => boolean;
 }
+
+/** What an attempt sends and gets back: the retrier chunk's `exchange` (fetch, then the body read). */
+type Exchange = (input: RequestInfo | URL, init: RequestInit | undefined) => Promise<Received>;
 
 /** What a traced call carries, for its attempts to publish themselves. */
 export interface CallTrace {
   readonly context: CrmCallContext;
-  /** One HTTP attempt, published on the attempt channel; `fetch` is the client's. */
-  attempt(input: RequestInfo | URL, init: RequestInit | undefined, fetch: typeof globalThis.fetch): Promise<Response>;
+  /** One HTTP attempt, published on the attempt channel; `exchange` sends it and reads its answer. */
+  attempt(input: RequestInfo | URL, init: RequestInit | undefined, exchange: Exchange): Promise<Received>;
 }
 
 /** Each endpoint's operation, by its method and path: the SDK method that calls it. */
@@ -64,57 +75,79 @@ const hidden = (name: string, secret: ReadonlySet<string> | undefined) =>
  * Runs `send`, the whole call, published on the call channel, and makes its attempts publish
  * themselves on the attempt channel. Loaded on demand, by the first call made while someone
  * subscribes (PERFORMANCE.md, "Chunks loaded on demand"): without a subscriber, none of it runs.
+ * What is published is masked like an error: the URL, the header values shown, an attempt's
+ * error; and neither channel's `result` holds the data or the response (a new API key, a body a
+ * server echoed a secret in), which a traced function would otherwise put there.
  */
-export function trace<T>(
+export async function trace<T>(
   channels: Channels,
   endpoint: Endpoint,
   call: PreparedCall,
   send: () => Promise<T>,
   { secretHeaders }: TransportOptions,
+  report: () => Promise<Reporter | undefined>,
   kit: Kit,
 ): Promise<T> {
+  // Without the reporter nothing could be masked, so nothing is published.
+  const reporter = await report();
+  if (!reporter) return await send();
+  const redact = reporter.redact(call);
+  const adHoc = !(endpoint.key in OPERATIONS);
   const context: CrmCallContext = {
-    // crm.request()'s endpoints are not in the table.
+    // crm.request()'s endpoints are not in the table; their path is no template, and may hold an id.
     operation: OPERATIONS[endpoint.key] ?? 'request',
     method: endpoint.method,
-    urlTemplate: `/${endpoint.path}`,
+    urlTemplate: adHoc ? redact(`/${endpoint.path}`) : `/${endpoint.path}`,
     tenantId: call.scope.tenantId,
   };
   call.trace = {
     context,
-    attempt: (input, init, fetch) => {
+    attempt: async (input, init, exchange) => {
       const request = input instanceof Request ? input : undefined;
       const shown: Record<string, string> = {};
       for (const [name, value] of new Headers(init?.headers ?? request?.headers)) {
-        if (!hidden(name, secretHeaders)) shown[name] = value;
+        if (!hidden(name, secretHeaders)) shown[name] = redact(value);
       }
       const attemptContext: CrmAttemptContext = {
         call: context,
         attempt: call.attempts - 1,
         method: request?.method ?? init?.method ?? endpoint.method,
-        url: request?.url ?? String(input),
+        url: redact(new URL(request?.url ?? String(input)).href),
         headers: shown,
       };
-      return channels.attempt.tracePromise(
-        attempt,
-        attemptContext,
-        undefined,
-        attemptContext,
-        input,
-        init,
-        fetch,
-        secretHeaders,
-      );
+      let received: Received | undefined;
+      let failure: unknown;
+      await channels.attempt
+        .tracePromise(
+          async () => {
+            try {
+              received = await exchange(input, {
+                ...init,
+                headers: withAdded(init, input, attemptContext, secretHeaders),
+              });
+              attemptContext.status = received.response.status;
+            } catch (error) {
+              failure = error;
+              // Published masked: a failed fetch's own error may hold what it was sent.
+              throw reporter.copy(call, error);
+            }
+          },
+          attemptContext,
+          undefined,
+        )
+        .catch(() => {});
+      if (!received) throw failure;
+      return received;
     },
   };
-  return channels.call.tracePromise(
-    async (): Promise<T> => {
+  let data: T | undefined;
+  await channels.call.tracePromise(
+    async () => {
       try {
-        const data = await send();
+        data = await send();
         const response = call.response;
         context.status = response?.status;
         context.requestId = response && kit.requestIdOf(response.headers);
-        return data;
       } catch (error) {
         const { status, requestId } = error as { status?: unknown; requestId?: unknown };
         if (typeof status === 'number') context.status = status;
@@ -127,25 +160,29 @@ export function trace<T>(
     context,
     undefined,
   );
+  return data as T;
 }
 
-/** One HTTP attempt: the headers a subscriber added are sent; the credentials stay the client's. */
-async function attempt(
-  context: CrmAttemptContext,
-  input: RequestInfo | URL,
+/**
+ * The request's headers with those a subscriber added: the credentials stay the client's, and a
+ * header that cannot be read or is not valid is left out rather than failing the call.
+ */
+function withAdded(
   init: RequestInit | undefined,
-  fetch: typeof globalThis.fetch,
+  input: RequestInfo | URL,
+  context: CrmAttemptContext,
   secretHeaders: ReadonlySet<string> | undefined,
-): Promise<Response> {
+): Headers {
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-  for (const [name, value] of Object.entries(context.headers)) {
+  let added: [string, unknown][] = [];
+  try {
+    added = Object.entries(context.headers);
+  } catch {}
+  for (const [name, value] of added) {
     if (hidden(name, secretHeaders)) continue;
-    // A header that is not valid is left out rather than failing the call.
     try {
       if (headers.get(name) !== String(value)) headers.set(name, String(value));
     } catch {}
   }
-  const response = await fetch(input, { ...init, headers });
-  context.status = response.status;
-  return response;
+  return headers;
 }

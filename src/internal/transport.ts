@@ -20,7 +20,6 @@ import { OnDemand } from './on-demand';
 import type { PreparedCall } from './prepared-call';
 import { readBodyText } from './read-body';
 import type { Scope } from './scope';
-import { TimerBatches } from './timer-batches';
 import type { Channels, DiagnosticsChannel } from './tracing';
 import { zodCheck } from './zod-check';
 
@@ -35,7 +34,6 @@ type Data<E extends Endpoint> = z.output<E['data']>;
 export class Transport {
   readonly options: TransportOptions;
   readonly #base: string;
-  readonly #timers = new TimerBatches();
   // Loaded on demand: PERFORMANCE.md, "Chunks loaded on demand".
   readonly #retrier = new OnDemand(() =>
     import('./retrier').then(({ createAttempt, createRetrier }) => {
@@ -109,10 +107,7 @@ export class Transport {
   send<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     const { extraQuery, extraBody, throttle } = call.settings;
     // Whether anyone listens is asked anew for each call: a subscriber may come and go at any time.
-    const channels = this.#channels;
-    // By `start`, which every runtime's channels answer for (Bun's tracing channels have no hasSubscribers).
-    if (channels && (channels.call.start.hasSubscribers || channels.attempt.start.hasSubscribers))
-      return this.#traced(endpoint, call);
+    if (this.#channels?.listened()) return this.#traced(endpoint, call);
     if (!call.keyFrom && !this.options.maxConcurrency && !extraQuery && !extraBody && !throttle)
       return this.#send(endpoint, call);
     return this.#sendLater(endpoint, call);
@@ -125,8 +120,9 @@ export class Transport {
   async #traced<E extends Endpoint>(endpoint: E, call: PreparedCall): Promise<Data<E>> {
     const send = () => this.#sendLater(endpoint, call);
     const tracing = await import('./tracing').catch(() => undefined);
+    const report = () => this.#reporter.loaded();
     return await (tracing
-      ? tracing.trace(this.#channels as Channels, endpoint, call, send, this.options, kit)
+      ? tracing.trace(this.#channels as Channels, endpoint, call, send, this.options, report, kit)
       : send());
   }
 
@@ -163,11 +159,12 @@ export class Transport {
     try {
       signal?.throwIfAborted();
       const limit = call.deadline === undefined ? timeout : Math.min(timeout, call.deadline - Date.now());
-      const timer = new AbortController();
-      const batch = this.#timers.start(timer, Math.max(0, limit));
+      const controller = new AbortController();
+      const timer = controller.signal;
+      const clock = setTimeout(() => controller.abort(), Math.max(0, limit));
       let first: Outcome;
       try {
-        const init = { ...call.init, signal: signal ? AbortSignal.any([signal, timer.signal]) : timer.signal };
+        const init = { ...call.init, signal: signal ? AbortSignal.any([signal, timer]) : timer };
         // Logged, traced or paced, the attempt is the retrier chunk's (retrier.ts, `createAttempt`),
         // preloaded with it: without it, it is made as any other.
         const attempt =
@@ -181,9 +178,9 @@ export class Transport {
         }
       } catch (error) {
         if (signal?.aborted || error instanceof AttemptFailure) throw error;
-        first = { error, timedOut: timer.signal.aborted };
+        first = { error, timedOut: timer.aborted };
       } finally {
-        this.#timers.end(batch);
+        clearTimeout(clock);
       }
       const { response, text } = 'response' in first && first.response.ok ? first : await this.#retried(call, first);
       return this.#unwrap(endpoint, text, response, call);
@@ -247,17 +244,26 @@ export class Transport {
 
 /** The SDK's tracing channels, where the runtime has `node:diagnostics_channel` (Node, Bun, Deno); none in a browser. */
 function channels(): Channels | undefined {
-  const dc = (
-    globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
-  ).process?.getBuiltinModule?.('node:diagnostics_channel');
-  // Node (22.3 and later), Bun and Deno all have tracingChannel where they have getBuiltinModule.
-  return (
-    dc &&
-    ({
-      call: dc.tracingChannel('crm-integration-sdk:call'),
-      attempt: dc.tracingChannel('crm-integration-sdk:attempt'),
-    } as Channels)
-  );
+  try {
+    const dc = (
+      globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
+    ).process?.getBuiltinModule?.('node:diagnostics_channel');
+    if (!dc) return undefined;
+    // Node (22.3 and later), Bun and Deno all have tracingChannel where they have getBuiltinModule.
+    const call = dc.tracingChannel('crm-integration-sdk:call');
+    const attempt = dc.tracingChannel('crm-integration-sdk:attempt');
+    // Each event's channel, asked itself: Bun's tracing channels have no hasSubscribers of their own.
+    const events = [call, attempt].flatMap((each) => [
+      each.start,
+      each.end,
+      each.asyncStart,
+      each.asyncEnd,
+      each.error,
+    ]);
+    return { call, attempt, listened: () => events.some((event) => event.hasSubscribers) } as Channels;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `?tenantId=t&a=1&b=2` from the tenant and the defined values, percent-encoded; empty when there are none. */

@@ -54,19 +54,31 @@ const ignore = () => {};
  * ```
  */
 export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
-  const dc = (
-    globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
-  ).process?.getBuiltinModule?.('node:diagnostics_channel');
+  let dc: DiagnosticsChannel | undefined;
+  try {
+    dc = (
+      globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
+    ).process?.getBuiltinModule?.('node:diagnostics_channel');
+  } catch {}
   if (!dc?.tracingChannel) return ignore;
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(NAME);
   const calls = new WeakMap<CrmCallContext, Span>();
   const attempts = new WeakMap<CrmAttemptContext, Span>();
+  // Ended by stop() if their call is still in flight then: a span never ended is never exported.
+  const open = new Set<Span>();
+  const end = (span: Span | undefined) => {
+    if (!span) return;
+    open.delete(span);
+    span.end();
+  };
 
-  const callHandlers: Handlers<CrmCallContext> = {
+  const callHandlers: Handlers<CrmCallContext> = guarded({
     start(call) {
       const attributes: Attributes = { 'crm.operation': call.operation };
       if (call.tenantId !== undefined) attributes['crm.tenant_id'] = call.tenantId;
-      calls.set(call, tracer.startSpan(`crm ${call.operation}`, { kind: SpanKind.INTERNAL, attributes }));
+      const span = tracer.startSpan(`crm ${call.operation}`, { kind: SpanKind.INTERNAL, attributes });
+      calls.set(call, span);
+      open.add(span);
     },
     error(call) {
       const span = calls.get(call);
@@ -83,41 +95,38 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       span.setAttribute('error.type', name);
     },
     asyncEnd(call) {
-      calls.get(call)?.end();
+      end(calls.get(call));
       calls.delete(call);
     },
     end: ignore,
     asyncStart: ignore,
-  };
+  });
 
-  const attemptHandlers: Handlers<CrmAttemptContext> = {
+  const attemptHandlers: Handlers<CrmAttemptContext> = guarded({
     start(attempt) {
       const parent = calls.get(attempt.call);
       const parentContext = parent ? trace.setSpan(context.active(), parent) : context.active();
       const url = new URL(attempt.url);
+      // crm.request()'s path is no template: such a span is named by its method alone.
+      const template = attempt.call.operation === 'request' ? undefined : attempt.call.urlTemplate;
       const attributes: Attributes = {
         'http.request.method': attempt.method,
         'server.address': url.hostname,
         'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
         'url.full': attempt.url,
-        'url.template': attempt.call.urlTemplate,
       };
+      if (template !== undefined) attributes['url.template'] = template;
       if (attempt.attempt > 0) attributes['http.request.resend_count'] = attempt.attempt;
-      const span = tracer.startSpan(
-        `${attempt.method} ${attempt.call.urlTemplate}`,
-        { kind: SpanKind.CLIENT, attributes },
-        parentContext,
-      );
+      const name = template === undefined ? attempt.method : `${attempt.method} ${template}`;
+      const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parentContext);
       attempts.set(attempt, span);
+      open.add(span);
       propagation.inject(trace.setSpan(parentContext, span), attempt.headers);
     },
     error(attempt) {
       const span = attempts.get(attempt);
-      const error = attempt.error as { name?: unknown; code?: unknown } | undefined;
-      // The type of the failure only: an attempt's own error (a fetch that failed) is not masked.
-      const type =
-        typeof error?.code === 'string' ? error.code : typeof error?.name === 'string' ? error.name : '_OTHER';
-      span?.setAttribute('error.type', type);
+      // The type of the failure only, its code where it or a cause has one (ECONNREFUSED), else its name.
+      span?.setAttribute('error.type', typeOf(attempt.error));
       span?.setStatus({ code: SpanStatusCode.ERROR });
     },
     asyncEnd(attempt) {
@@ -132,12 +141,12 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
           span.setStatus({ code: SpanStatusCode.ERROR });
         }
       }
-      span.end();
+      end(span);
       attempts.delete(attempt);
     },
     end: ignore,
     asyncStart: ignore,
-  };
+  });
 
   const callChannel = dc.tracingChannel<CrmCallContext>(`${NAME}:call`);
   const attemptChannel = dc.tracingChannel<CrmAttemptContext>(`${NAME}:attempt`);
@@ -149,5 +158,39 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
     stopped = true;
     callChannel.unsubscribe(callHandlers);
     attemptChannel.unsubscribe(attemptHandlers);
+    for (const span of open) span.end();
+    open.clear();
   };
+}
+
+/**
+ * Handlers that never throw: Node reports what a subscriber throws as an uncaught exception,
+ * which ends a process that does not listen for it. A span is not worth that.
+ */
+function guarded<C>(handlers: Handlers<C>): Handlers<C> {
+  const safe = (handler: (context: C) => void) => (context: C) => {
+    try {
+      handler(context);
+    } catch {}
+  };
+  return {
+    start: safe(handlers.start),
+    end: safe(handlers.end),
+    asyncStart: safe(handlers.asyncStart),
+    asyncEnd: safe(handlers.asyncEnd),
+    error: safe(handlers.error),
+  };
+}
+
+/** `error.type` of a failed attempt: the code of the error or of one of its causes, else its name. */
+function typeOf(error: unknown): string {
+  try {
+    for (let each: unknown = error, depth = 0; each instanceof Error && depth < 5; each = each.cause, depth++) {
+      const { code } = each as { code?: unknown };
+      if (typeof code === 'string') return code;
+    }
+    return error instanceof Error ? error.name : '_OTHER';
+  } catch {
+    return '_OTHER';
+  }
 }

@@ -19,7 +19,7 @@ const OPP = { id: 'opp_1', name: 'Deal', accountId: 'acc_1' };
 const OPP_PATH = '/integrations/v1/opportunities/:id';
 const deep = (value: unknown) => inspect(value, { depth: 12, showHidden: true, getters: true });
 
-describe('FAILING: credentials that reach a subscriber', () => {
+describe('mended (the attack found it; each test names the defect it guards against): credentials that reach a subscriber', () => {
   test("apiKey.generate(): the new key is in the call context's result", async () => {
     const { crm } = await fakeOverHttp();
     const { calls } = record();
@@ -193,7 +193,7 @@ describe('regressions: what a subscriber and the spans never see', () => {
 
     expect(calls.map((call) => call.tenantId)).toEqual([TENANT, 'tenant_2']);
     const text = deep({
-      calls: calls.map(({ result: _, ...call }) => call),
+      calls: calls.map(({ result: _, ...call }: CrmCallContext & { result?: unknown }) => call),
       attempts: attempts.map(({ result: _r, ...a }: CrmAttemptContext & { result?: unknown }) => a),
     });
     expect(text).not.toContain('key_from_vault_1');
