@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { instrumentCrm } from '../../src/otel/index';
 
 /** Counts spans started and ended, to find spans left open. */
-export class OpenSpans implements SpanProcessor {
+class OpenSpans implements SpanProcessor {
   readonly open = new Set<Span>();
   onStart(span: Span): void {
     this.open.add(span);
