@@ -6,29 +6,30 @@ import type { PreparedCall } from './prepared-call';
  * accepts, learned from its refusals (README.md, "Bulk work and rate limits").
  *
  * A server that limits a rate usually keeps a token bucket: a burst of B requests, refilled at R
- * a second. Until it first refuses, the pace starts low and doubles every RAMP_MS, so the burst
- * covers the ramp. Each refusal (a 429, or a 503 with `Retry-After`) is one equation: since the
- * start of the phase it ended (the bucket full then), A requests were accepted in t seconds, so
- * A = B + R t. One refusal gives R with B taken as BURST_SECONDS of R; a second, in a phase of
- * another length, gives both. Every call of the credential then waits for `Retry-After`, and
- * the phase that follows is paced just below R. After QUIET_MS without a refusal, the pace is
- * raised, by more each time, so that a raised limit is found.
+ * a second. Until it first refuses, the pace starts low and doubles every RAMP_MS. A refusal (a
+ * 429, or a 503 with `Retry-After`) says that the bucket ran dry at that request, the first to
+ * find it so since the phase began with it full: the rate is the one at which a bucket, with a
+ * burst of BURST_SECONDS of it, fed the requests this phase sent (their times are kept) runs dry
+ * at that very request. Every call of the credential then waits for `Retry-After`, after which
+ * the bucket is full again and the next phase is paced just below the rate. After QUIET_MS
+ * without a refusal, the pace is raised, by more each time, so that a raised limit is found.
  */
 
 /** Requests a second before anything is known, doubled every RAMP_MS. */
-const RAMP_START = 20;
+const RAMP_START = 50;
 const RAMP_MS = 100;
-/** The burst taken for granted after one refusal, in seconds of the rate. */
+/** The burst a bucket is taken to hold, in seconds of its rate (nothing tells it apart from the rate). */
 const BURST_SECONDS = 0.1;
 /** The pace, as a share of the rate learned: a little below it. */
-const MARGIN = 0.99;
+const MARGIN = 0.995;
+/** The most request times a phase keeps, to find the rate from: a phase that long has a known rate. */
+const TIMES_KEPT = 20_000;
 /** How long without a refusal before the pace is raised. */
 const QUIET_MS = 30_000;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
 const DEFAULT_PAUSE_MS = 1000;
 /** How late the pace may catch up with, at once: timers fire late on a busy machine. */
 const CATCH_UP_MS = 50;
-
 /** A turn given: when, and in which phase, so that its outcome is counted there. */
 export interface Ticket {
   readonly at: number;
@@ -40,21 +41,14 @@ interface Waiter {
   readonly leave: () => void;
 }
 
-interface Refusal {
-  readonly accepted: number;
-  readonly seconds: number;
-}
-
 /** The pace of one credential's calls. */
 export class Pacer {
   readonly #kit: Kit;
   /** Requests a second, once learned. */
   #rate: number | undefined;
-  #burst: number | undefined;
   #phase = 0;
-  #phaseStart: number | undefined;
-  #accepted = 0;
-  #refused: Refusal | undefined;
+  /** When this phase's requests were sent: the bucket's input, to find its rate from. */
+  #times: number[] = [];
   #pausedUntil = 0;
   #next = 0;
   #quietSince = 0;
@@ -104,52 +98,26 @@ export class Pacer {
 
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
   learned(ticket: Ticket | undefined, status: number, headers: Headers, maxRetryAfter: number): void {
-    if (!ticket) return;
-    const refused = status === 429 || (status === 503 && headers.has('retry-after'));
-    if (!refused) {
-      if (ticket.phase === this.#phase) this.#accepted += 1;
-      return;
-    }
+    if (!ticket || !(status === 429 || (status === 503 && headers.has('retry-after')))) return;
     // Only the first refusal of a phase says where its bucket ran dry; the others were already on their way.
-    if (ticket.phase !== this.#phase || this.#phaseStart === undefined) return;
+    if (ticket.phase !== this.#phase) return;
     const now = performance.now();
     const wait = Math.min(this.#kit.retryAfterMsOf(headers) ?? DEFAULT_PAUSE_MS, maxRetryAfter);
-    this.#setRate({ accepted: this.#accepted, seconds: Math.max(0.001, (ticket.at - this.#phaseStart) / 1000) });
+    const dry = this.#times.indexOf(ticket.at);
+    if (dry >= 0) this.#rate = Math.max(1, rateOf(this.#times.slice(0, dry + 1)) * MARGIN);
     this.#pausedUntil = now + wait;
     this.#next = this.#pausedUntil;
     this.#phase += 1;
-    this.#phaseStart = undefined;
-    this.#accepted = 0;
+    this.#times = [];
     this.#quietSince = this.#pausedUntil;
     this.#raise = 0.1;
     this.#pump();
   }
 
-  /** The rate and burst that one refusal, with the one before it, tells. */
-  #setRate(refusal: Refusal): void {
-    const before = this.#refused;
-    this.#refused = refusal;
-    let rate: number | undefined;
-    let burst = this.#burst;
-    // Two phases of different lengths: A = B + R t twice, solved for R and B.
-    if (before && Math.abs(refusal.seconds - before.seconds) > 0.2) {
-      rate = (refusal.accepted - before.accepted) / (refusal.seconds - before.seconds);
-      burst = refusal.accepted - rate * refusal.seconds;
-      if (!(rate > 0) || burst < 0) rate = undefined;
-    }
-    rate ??=
-      burst === undefined || refusal.accepted <= burst
-        ? refusal.accepted / (refusal.seconds + BURST_SECONDS)
-        : (refusal.accepted - burst) / refusal.seconds;
-    this.#burst = burst ?? rate * BURST_SECONDS;
-    // At least one request a second, whatever a phase of nothing accepted suggests.
-    this.#rate = Math.max(1, rate * MARGIN);
-  }
-
   /** The pace now, in requests a second. */
   #pace(now: number): number {
     const rate = this.#rate;
-    if (rate === undefined) return RAMP_START * 2 ** ((now - (this.#phaseStart ?? now)) / RAMP_MS);
+    if (rate === undefined) return RAMP_START * 2 ** ((now - (this.#times[0] ?? now)) / RAMP_MS);
     if (now - this.#quietSince < QUIET_MS) return rate;
     // Long without a refusal: perhaps the limit was raised. Found by raising the pace, by more each time.
     this.#rate = rate * (1 + this.#raise);
@@ -169,12 +137,49 @@ export class Pacer {
         this.#timer = setTimeout(() => this.#pump(), Math.ceil(at - now));
         return;
       }
-      this.#phaseStart ??= now;
+      if (this.#times.length < TIMES_KEPT) this.#times.push(now);
       if (this.#quietSince === 0) this.#quietSince = now;
-      this.#next = Math.max(this.#next, now - CATCH_UP_MS) + 1000 / this.#pace(now);
+      // Late by a little (a timer on a busy machine): caught up. Idle: nothing saved up to send at once.
+      if (now - this.#next > CATCH_UP_MS) this.#next = now;
+      this.#next += 1000 / this.#pace(now);
       (this.#queue.shift() as Waiter).give({ at: now, phase: this.#phase });
     }
   }
+}
+
+/**
+ * The rate R of a bucket (burst BURST_SECONDS * R, full at the first request) that the requests
+ * sent at `times` (ms) run dry at the last of them and not before: the bucket runs dry sooner the
+ * lower R is, so the range of such rates is found by halving.
+ */
+function rateOf(times: readonly number[]): number {
+  const dries = (rate: number) => {
+    const burst = Math.max(1, rate * BURST_SECONDS);
+    let tokens = burst;
+    for (let i = 0; i < times.length; i++) {
+      if (i > 0) tokens = Math.min(burst, tokens + (((times[i] as number) - (times[i - 1] as number)) / 1000) * rate);
+      if (tokens < 1) return i;
+      tokens -= 1;
+    }
+    return times.length;
+  };
+  const last = times.length - 1;
+  // The rates at which it runs dry at the last request are a range: its top. The server sees the
+  // first requests of a phase later than they were sent, and closer together, which makes a
+  // bucket look drier than it was: the rates below come out lower than the server's.
+  return boundary((rate) => dries(rate) > last);
+}
+
+/** The rate from which `holds` is true, for a `holds` false below some rate and true above it. */
+function boundary(holds: (rate: number) => boolean): number {
+  let low = 0.1;
+  let high = 1e6;
+  while (high - low > low * 1e-4) {
+    const rate = Math.sqrt(low * high);
+    if (holds(rate)) high = rate;
+    else low = rate;
+  }
+  return high;
 }
 
 /** The pacers of a transport's credentials, one for each. */
