@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { http, passthrough } from 'msw';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import {
@@ -368,6 +369,25 @@ describe('over real HTTP', () => {
       expect(refused?.headers.get('retry-after')).toBe('1');
       expect(await refused?.json()).toMatchObject({ success: false, error: { code: 'RATE_LIMITED' } });
       expect(served.fake.store.contacts.size).toBe(2);
+    } finally {
+      await served.close();
+    }
+  });
+
+  test('the server keeps an idle connection open for 60 s, so that a busy bulk client does not reuse one it closed', async () => {
+    server.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
+    const served = await startFakeCrmServer();
+    try {
+      // node:http, not fetch: fetch hides the connection's own headers.
+      const keepAlive = await new Promise((resolve, reject) => {
+        request(`${served.url}/integrations/v1/contacts`, (res) => {
+          res.resume();
+          resolve(res.headers['keep-alive']);
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(keepAlive).toBe('timeout=60');
     } finally {
       await served.close();
     }
