@@ -64,7 +64,7 @@ const record = (workload, subject, value, unit, ratio, target, interval) => {
   const range = interval === undefined ? '' : `${interval[0].toFixed(2)}-${interval[1].toFixed(2)}`;
   rows.push({ workload, subject, value, unit, ratio: shown, interval: range, target: target ?? '' });
   say(
-    `${workload.padEnd(34)} ${subject.padEnd(30)} ${format(value, unit).padStart(10)} ${unit}  ${shown.padStart(6)}  ${range}`,
+    `${workload.padEnd(48)} ${subject.padEnd(30)} ${format(value, unit).padStart(10)} ${unit}  ${shown.padStart(6)}  ${range}`,
   );
 };
 
