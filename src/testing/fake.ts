@@ -199,6 +199,7 @@ export class FakeCrmCore {
     return this.#rateLimit;
   }
 
+  /** Changes the rate limit, as described above; throws a RangeError for an invalid one. */
   set rateLimit(limit: FakeRateLimit | undefined) {
     checkRateLimit(limit, 'rateLimit');
     this.#rateLimit = limit;
