@@ -68,9 +68,12 @@ const ratiosOf = (result, base, name) => result.samples[name].map((value, run) =
  * k-th largest, k = floor((n - 1.96 sqrt(n)) / 2). A target inside it is neither met nor missed
  * with confidence. Undefined with fewer than 8 runs, too few for such an interval.
  */
-export function ratioInterval(result, base, name) {
-  const ratios = ratiosOf(result, base, name).sort((a, b) => a - b);
-  const k = Math.floor((ratios.length - 1.96 * Math.sqrt(ratios.length)) / 2);
+export const ratioInterval = (result, base, name) => medianInterval(ratiosOf(result, base, name));
+
+/** The same 95% interval for the median of any per-run values (W5's times over their ideal). */
+export function medianInterval(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const k = Math.floor((sorted.length - 1.96 * Math.sqrt(sorted.length)) / 2);
   if (k < 1) return undefined;
-  return [ratios[k - 1], ratios[ratios.length - k]];
+  return [sorted[k - 1], sorted[sorted.length - k]];
 }

@@ -1,6 +1,10 @@
 // `npm run bench`: the SDK against the alternatives an integrator would otherwise use, on the
 // loopback, with the server in a separate process. Prints a table and writes bench/RESULTS.md.
 // Every figure is a median of RUNS interleaved runs; ratios are to raw fetch in the same run.
+// W5 and W5b (bulk creates at a rate limit, bench/w5.mjs) take about a minute a round:
+// BENCH_W5_RUNS sets their rounds (default 8, the fewest with a 95% interval; 0 leaves them out),
+// and BENCH_ONLY=w5 runs them alone, printing their rows and drawing the chart but leaving
+// bench/RESULTS.md as it is (its other rows would be missing).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
@@ -15,8 +19,13 @@ import { CrmClient } from '../dist/index.js';
 import { instrumentCrm } from '../dist/otel.js';
 import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
+import { runW5 } from './w5.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const ONLY = process.env.BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== 'w5') throw new Error(`BENCH_ONLY=${ONLY}: the only workload run alone is w5`);
+const W5_RUNS = Number(process.env.BENCH_W5_RUNS ?? 8);
+if (!Number.isSafeInteger(W5_RUNS) || W5_RUNS < 0) throw new Error('BENCH_W5_RUNS must be a whole number');
 // W1 takes about 3 s a round and W4 about 1 s, and on a shared machine noise dominates them:
 // three times the rounds for W1, nine times for W4, whose ratio moved by 0.1x between runs of
 // one build when it had 21 (its 95% interval, printed beside it, is the measure of that).
@@ -44,13 +53,18 @@ async function traced(run) {
   }
 }
 const say = (line) => process.stdout.write(`${line}\n`);
-/** `ratio`: to raw fetch, as `ratioTo()` gives it, and `interval` its 95% interval; undefined where there is no comparison. */
+// W5's counts are medians over runs: whole, or halfway between two with an even number of runs.
+const COUNTS = new Set(['records failed', 'duplicates', '429 answers']);
+const DIGITS = { ms: 1, s: 2, '% of requests 429': 1 };
+const format = (value, unit) =>
+  COUNTS.has(unit) ? String(Math.round(value * 10) / 10) : value.toFixed(DIGITS[unit] ?? 3);
+/** `ratio`: to raw fetch, as `ratioTo()` gives it (W5: to the ideal), and `interval` its 95% interval; undefined where there is no comparison. */
 const record = (workload, subject, value, unit, ratio, target, interval) => {
   const shown = ratio === undefined ? '' : `${ratio.toFixed(2)}x`;
   const range = interval === undefined ? '' : `${interval[0].toFixed(2)}-${interval[1].toFixed(2)}`;
   rows.push({ workload, subject, value, unit, ratio: shown, interval: range, target: target ?? '' });
   say(
-    `${workload.padEnd(34)} ${subject.padEnd(30)} ${value.toFixed(unit === 'ms' ? 1 : 3).padStart(10)} ${unit}  ${shown.padStart(6)}  ${range}`,
+    `${workload.padEnd(48)} ${subject.padEnd(30)} ${format(value, unit).padStart(10)} ${unit}  ${shown.padStart(6)}  ${range}`,
   );
 };
 
@@ -123,6 +137,12 @@ async function iterateSdk(sdk, perPage, options) {
 }
 
 async function main() {
+  if (ONLY === 'w5') {
+    say(`crm-integration-sdk benchmark, W5 and W5b alone, ${W5_RUNS} interleaved runs (medians)\n`);
+    const { chart } = await runW5(record, W5_RUNS);
+    say(`\nwrote ${chart}; bench/RESULTS.md left as it is (BENCH_ONLY)`);
+    return;
+  }
   const fast = await startServer(0);
   const slow = await startServer(5);
   try {
@@ -244,6 +264,7 @@ async function main() {
     await fast.stop();
     await slow.stop();
   }
+  if (W5_RUNS > 0) await runW5(record, W5_RUNS);
 
   const whole = await bundleSizes();
   const own = await bundleSizes({ ownOnly: true });
@@ -293,11 +314,15 @@ function writeResults() {
     `Machine: ${cpu}, ${cpus().length} cores, ${platform()} ${release()}, Node ${process.version}.`,
     `Date: ${new Date().toISOString().slice(0, 10)}. Medians of ${RUNS} interleaved runs (${SHORT_RUNS} for W1 and the heap, ${W4_RUNS} for W4); a ratio is the median, over runs, of the time divided by raw \`fetch\`'s (or the first subject's) in the same run, and its interval a 95% confidence interval of that median, from order statistics. Written by \`npm run bench\`.`,
     '',
+    W5_RUNS > 0
+      ? `W5 and W5b: medians of ${W5_RUNS} interleaved runs (about a minute each: \`BENCH_W5_RUNS\` sets how many; 8 is the fewest with a 95% interval), each on a fresh fake over real HTTP in its own process; a ratio is the time over the ideal, (creates - burst) / perSecond, in the same run, and a count or share is the median over runs. The chart of the last run: [w5-chart.svg](w5-chart.svg).`
+      : 'W5 and W5b were not run (`BENCH_W5_RUNS=0`).',
+    '',
     '| workload | subject | median | unit | ratio | 95% interval | target |',
     '|---|---|---:|---|---:|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.workload} | ${r.subject} | ${r.value.toFixed(r.unit === 'ms' ? 1 : 3)} | ${r.unit} | ${r.ratio} | ${r.interval} | ${r.target} |`,
+        `| ${r.workload} | ${r.subject} | ${format(r.value, r.unit)} | ${r.unit} | ${r.ratio} | ${r.interval} | ${r.target} |`,
     ),
     '',
   ];

@@ -77,7 +77,15 @@ describe('the crm-fake bin', () => {
     const { stdout, stderr } = bin.output();
     expect(stderr).toBe('');
     expect(stdout).toMatch(/^Usage: crm-fake \[options\]/);
-    for (const option of ['--port <n>', '--host <name>', '--records <n>', '-h, --help'])
+    for (const option of [
+      '--port <n>',
+      '--host <name>',
+      '--records <n>',
+      '--rate-limit <n>',
+      '--burst <n>',
+      '--latency <ms>',
+      '-h, --help',
+    ])
       expect(stdout).toContain(option);
   });
 
@@ -87,6 +95,14 @@ describe('the crm-fake bin', () => {
     [['--port', '70000'], 'crm-fake: --port must be a whole number from 0 to 65535, not "70000"'],
     [['--port'], "crm-fake: Option '--port <value>' argument missing"],
     [['4010'], "crm-fake: Unexpected argument '4010'"],
+    [['--rate-limit', '0'], 'crm-fake: --rate-limit must be a number of requests per second above 0, not "0"'],
+    [['--rate-limit', 'fast'], 'crm-fake: --rate-limit must be a number of requests per second above 0, not "fast"'],
+    [['--rate-limit', '1e3'], 'crm-fake: --rate-limit must be a number of requests per second above 0, not "1e3"'],
+    [['--rate-limit', '10', '--burst', '0'], 'crm-fake: --burst must be 1 or more, not "0"'],
+    [['--rate-limit', '10', '--burst', '2.5'], 'crm-fake: --burst must be a whole number, not "2.5"'],
+    [['--burst', '5'], 'crm-fake: --burst needs --rate-limit'],
+    [['--latency=-5'], 'crm-fake: --latency must be a whole number from 0 to 2147483647, not "-5"'],
+    [['--latency', '20ms'], 'crm-fake: --latency must be a whole number from 0 to 2147483647, not "20ms"'],
   ])('%j is wrong usage: the reason and the usage on stderr, exit 2, no stack trace', async (args, reason) => {
     const bin = run(['dist/crm-fake.js', ...args]);
 
@@ -97,6 +113,42 @@ describe('the crm-fake bin', () => {
     expect(stderr).toContain('Usage: crm-fake [options]');
     expect(stderr).not.toMatch(/^\s+at /m);
   });
+
+  test('--rate-limit, --burst and --latency limit and delay what it serves, and its first line says so', async () => {
+    const bin = run(['dist/crm-fake.js', '--rate-limit', '0.5', '--burst', '2', '--latency', '40']);
+    try {
+      await new Promise<void>((resolve) => {
+        bin.child.stdout.on('data', () => {
+          if (bin.output().stdout.includes('CRM_ADMIN_TOKEN=')) resolve();
+        });
+      });
+      const { stdout } = bin.output();
+      expect(stdout).toMatch(
+        /^crm-fake listening on http:\/\/127\.0\.0\.1:\d+ \(0\.5 requests\/s per key, burst 2; 40 ms latency\)\n/,
+      );
+      const vars = Object.fromEntries(
+        stdout
+          .split('\n')
+          .filter((line) => line.startsWith('CRM_'))
+          .map((line) => line.split('=') as [string, string]),
+      );
+      server.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
+      const url = `${vars.CRM_BASE_URL}/integrations/v1/contacts?tenantId=${vars.CRM_TENANT_ID}`;
+      const headers = { 'x-api-key': vars.CRM_API_KEY ?? '' };
+      const started = performance.now();
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await fetch(url, { headers }));
+
+      // A lower bound only: three answers, each delayed by 40 ms.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(119);
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 429]);
+      expect(answers[2]?.headers.get('retry-after')).toBe('2');
+      expect(await answers[2]?.json()).toMatchObject({ success: false, error: { code: 'RATE_LIMITED' } });
+    } finally {
+      bin.child.kill('SIGTERM');
+      expect(await bin.exit).toBe(0);
+    }
+  }, 20_000);
 
   test('a port already in use is reported in one line, exit 1', async () => {
     const { createServer } = await import('node:http');

@@ -13,10 +13,15 @@ and the credentials it accepts (CRM_BASE_URL, CRM_TENANT_ID, CRM_API_KEY, CRM_AD
 Needs Node, Bun or Deno; msw is not needed.
 
 Options:
-  --port <n>       port to listen on; 0 picks a free one (default: 0)
-  --host <name>    interface to listen on (default: 127.0.0.1, loopback only)
-  --records <n>    generated accounts, contacts and opportunities, and 10 x n activities (default: 5)
-  -h, --help       print this help and exit
+  --port <n>         port to listen on; 0 picks a free one (default: 0)
+  --host <name>      interface to listen on (default: 127.0.0.1, loopback only)
+  --records <n>      generated accounts, contacts and opportunities, and 10 x n activities (default: 5)
+  --rate-limit <n>   requests per second each API key (or admin token) may send, on average;
+                     one more is answered 429 with Retry-After (default: no limit)
+  --burst <n>        requests a key may send at once after a quiet spell: the size of its
+                     token bucket, which starts full (default: the --rate-limit, rounded up)
+  --latency <ms>     delay every answer by this many milliseconds (default: 0)
+  -h, --help         print this help and exit
 `;
 
 // Exit codes: 0 served and stopped by a signal (or --help), 1 could not serve, 2 wrong usage.
@@ -33,6 +38,9 @@ function parse() {
         port: { type: 'string', default: '0' },
         host: { type: 'string', default: '127.0.0.1' },
         records: { type: 'string', default: '5' },
+        'rate-limit': { type: 'string' },
+        burst: { type: 'string' },
+        latency: { type: 'string', default: '0' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -55,12 +63,33 @@ if (values.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
+// A number above 0, fractions allowed (0.5: one request every 2 s); no exponent, sign or hex.
+function rate(text: string): number {
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(value) || value <= 0) {
+    usageError(`--rate-limit must be a number of requests per second above 0, not "${text}"`);
+  }
+  return value;
+}
+
 const port = wholeNumber('port', values.port, 65_535);
 const records = wholeNumber('records', values.records);
+// The largest delay setTimeout honours: past it, it fires at once.
+const latencyMs = wholeNumber('latency', values.latency, 2_147_483_647);
+if (values.burst !== undefined && values['rate-limit'] === undefined) usageError('--burst needs --rate-limit');
+const perSecond = values['rate-limit'] === undefined ? undefined : rate(values['rate-limit']);
+let rateLimit: { perSecond: number; burst: number } | undefined;
+if (perSecond !== undefined) {
+  const burst = values.burst === undefined ? Math.ceil(perSecond) : wholeNumber('burst', values.burst);
+  if (burst < 1) usageError(`--burst must be 1 or more, not "${values.burst}"`);
+  rateLimit = { perSecond, burst };
+}
 
 const server = await startFakeCrmServer({
   port,
   host: values.host,
+  rateLimit,
+  latencyMs,
   seed: generateFakeData({ accounts: records, contacts: records, opportunities: records, activities: records * 10 }),
 }).catch((error: unknown) => {
   const reason = error instanceof Error ? error.message : String(error);
@@ -68,9 +97,13 @@ const server = await startFakeCrmServer({
   process.exit(1);
 });
 const { tenantId, apiKey, adminToken } = server.fake.credentials;
+const limits = [
+  rateLimit && `${rateLimit.perSecond} requests/s per key, burst ${rateLimit.burst}`,
+  latencyMs > 0 && `${latencyMs} ms latency`,
+].filter(Boolean);
 process.stdout.write(
   [
-    `crm-fake listening on ${server.url}`,
+    `crm-fake listening on ${server.url}${limits.length ? ` (${limits.join('; ')})` : ''}`,
     `CRM_BASE_URL=${server.url}`,
     `CRM_TENANT_ID=${tenantId}`,
     `CRM_API_KEY=${apiKey}`,

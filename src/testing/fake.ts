@@ -3,6 +3,7 @@ import { endpoints } from '../endpoints';
 import type { Endpoint } from '../internal/endpoint';
 import { issuesOf } from '../internal/issues';
 import { FakeHttpError } from './http-error';
+import { type Bucket, checkRateLimit, type FakeRateLimit, take } from './rate-limit';
 import type { FakeSeed } from './records';
 import { type FakeRoute, routes } from './routes';
 import { FakeStore } from './store';
@@ -60,6 +61,8 @@ export interface FakeRequest {
   status: number;
   /** The `x-request-id` the fake answered with (a dropped connection sends none). */
   readonly requestId: string;
+  /** When the fake received it: milliseconds since the epoch, by the fake's clock (`now`). */
+  readonly receivedAt: number;
 }
 
 /** Options of `createFakeCrm()`. */
@@ -74,10 +77,28 @@ export interface FakeCrmOptions {
   adminToken?: string | undefined;
   /** Records to start with (see also `generateFakeData()`). */
   seed?: FakeSeed | undefined;
-  /** The fake's clock, for deterministic timestamps. */
+  /**
+   * The fake's clock, for deterministic timestamps; the rate limit's buckets refill by it too (a
+   * clock that stands still never refills them). Default: `new Date()`, which fake timers control.
+   */
   now?: (() => Date) | undefined;
   /** Page size when a list call sends no `limit` (the spec does not show the default). Default 20. */
   defaultLimit?: number | undefined;
+  /**
+   * Limits the requests of each credential (each `x-api-key`; for the admin endpoints, each bearer
+   * token) with a token bucket of `burst` requests that refills at `perSecond`. A request over the
+   * limit is answered 429 `RATE_LIMITED` with `Retry-After` (whole seconds until a request would
+   * be accepted, at least 1), and changes nothing. A tenant's own `rateLimit` (see `FakeTenant`)
+   * replaces this one for its API key. Default: no limit.
+   *
+   * @example
+   * ```ts
+   * const fake = createFakeCrm({ rateLimit: { perSecond: 200, burst: 20 } });
+   * ```
+   */
+  rateLimit?: FakeRateLimit | undefined;
+  /** Milliseconds every answer is delayed by, errors and 429s included, as a distant server's would be. Default 0. */
+  latencyMs?: number | undefined;
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -118,13 +139,29 @@ export class FakeCrmCore {
   readonly #basePath: string;
   readonly #faults: (FakeFault & { left: number })[] = [];
   readonly #defaultLimit: number;
+  readonly #clock: () => Date;
+  #rateLimit: FakeRateLimit | undefined;
+  // By credential, with its kind in front so that an API key and a bearer token never share one.
+  readonly #buckets = new Map<string, Bucket>();
+  /** Milliseconds every answer is delayed by (`FakeCrmOptions.latencyMs`). */
+  readonly latencyMs: number;
 
+  /** Throws a RangeError for an invalid `rateLimit` or `latencyMs`. */
   constructor(options: FakeCrmOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'https://crm.fake').replace(/\/+$/, '');
     this.#basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
     this.tenantId = options.tenantId ?? 'tenant_demo';
     this.adminToken = options.adminToken ?? `fake-admin-token-${this.tenantId}`;
     this.#defaultLimit = options.defaultLimit ?? 20;
+    this.#clock = options.now ?? (() => new Date());
+    checkRateLimit(options.rateLimit, 'rateLimit');
+    this.#rateLimit = options.rateLimit;
+    const latency = options.latencyMs ?? 0;
+    // setTimeout fires at once for a delay past 2^31 - 1 ms.
+    if (!Number.isFinite(latency) || latency < 0 || latency > 2 ** 31 - 1) {
+      throw new RangeError(`latencyMs must be a number of milliseconds from 0 to 2147483647, not ${latency}`);
+    }
+    this.latencyMs = latency;
     this.store = new FakeStore(options.now, this.tenantId);
     this.store.addTenant({
       id: this.tenantId,
@@ -152,15 +189,32 @@ export class FakeCrmCore {
     return { baseUrl: this.baseUrl, tenantId: this.tenantId, apiKey, adminToken: this.adminToken };
   }
 
+  /**
+   * The rate limit of every credential whose tenant has none of its own (`FakeCrmOptions.rateLimit`);
+   * undefined for none. Set it to raise, lower or lift the limit mid-test: each bucket keeps the
+   * tokens it held at its last request (at most the new `burst`), and refills from then on at the
+   * new pace.
+   */
+  get rateLimit(): FakeRateLimit | undefined {
+    return this.#rateLimit;
+  }
+
+  /** Changes the rate limit, as described above; throws a RangeError for an invalid one. */
+  set rateLimit(limit: FakeRateLimit | undefined) {
+    checkRateLimit(limit, 'rateLimit');
+    this.#rateLimit = limit;
+  }
+
   /** Makes the next `times` matching calls fail as described. */
   failNext(fault: FakeFault): void {
     this.#faults.push({ ...fault, left: fault.times ?? 1 });
   }
 
-  /** Forgets pending faults and the request log. */
+  /** Forgets pending faults and the request log, and fills every rate limit's bucket again. */
   reset(): void {
     this.#faults.length = 0;
     this.requests.length = 0;
+    this.#buckets.clear();
   }
 
   /** Answers one request. A dropped connection is `Response.error()` (status 0). */
@@ -185,6 +239,7 @@ export class FakeCrmCore {
       body: badJson ? text : body,
       status: 0,
       requestId: newRequestId(),
+      receivedAt: this.#clock().getTime(),
     };
     this.requests.push(entry);
 
@@ -197,6 +252,7 @@ export class FakeCrmCore {
     }
     if (response.type !== 'error') response.headers.set('x-request-id', entry.requestId);
     entry.status = response.status;
+    if (this.latencyMs > 0) await sleep(this.latencyMs);
     return response;
   }
 
@@ -205,6 +261,12 @@ export class FakeCrmCore {
     if (fault?.delayMs) await sleep(fault.delayMs);
     if (fault?.drop) return Response.error();
     if (fault?.status) return this.#faultResponse(fault);
+    const wait = this.#throttle(entry, match);
+    if (wait > 0) {
+      return json(429, errorBody('RATE_LIMITED', `Too many requests: retry after ${wait} s`), {
+        'retry-after': String(wait),
+      });
+    }
     try {
       if (!match) throw new FakeHttpError(404, 'NOT_FOUND', `No endpoint ${entry.method} ${entry.path}`);
       if (badJson) throw new FakeHttpError(400, 'INVALID_JSON', 'The body is not valid JSON');
@@ -218,6 +280,33 @@ export class FakeCrmCore {
         return json(error.status, errorBody(error.code, error.message, error.details));
       throw error;
     }
+  }
+
+  /**
+   * Takes a token from the bucket of the request's credential: 0 when it may go on, else the
+   * seconds to send in `Retry-After`. A request without a credential is not limited (it gets 401).
+   */
+  #throttle(entry: FakeRequest, match: (typeof compiled)[number] | undefined): number {
+    const key = entry.headers['x-api-key'];
+    let id: string;
+    let limit = this.#rateLimit;
+    if (key !== undefined && match?.endpoint.auth !== 'admin') {
+      id = `key ${key}`;
+      for (const tenant of this.store.tenants.values()) {
+        if (tenant.rateLimit && tenant.apiKey === key) limit = tenant.rateLimit;
+      }
+    } else {
+      const token = /^Bearer (.+)$/.exec(entry.headers.authorization ?? '')?.[1];
+      if (token === undefined) return 0;
+      id = `bearer ${token}`;
+    }
+    if (!limit) return 0;
+    let bucket = this.#buckets.get(id);
+    if (!bucket) {
+      bucket = { tokens: limit.burst, at: entry.receivedAt };
+      this.#buckets.set(id, bucket);
+    }
+    return take(bucket, limit, entry.receivedAt);
   }
 
   #takeFault(endpoint: FakeEndpointName | null) {

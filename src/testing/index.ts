@@ -5,6 +5,7 @@ import { loadMsw } from './msw';
 export type { FakeCrmOptions, FakeEndpointName, FakeFault, FakeRequest } from './fake';
 export { FakeCrmCore } from './fake';
 export { type GenerateOptions, generateFakeData } from './generate';
+export type { FakeRateLimit } from './rate-limit';
 export type {
   FakeGrant,
   FakeSeed,

@@ -3,6 +3,7 @@ import type { Activity } from '../schemas/activity';
 import type { WithUnknownFields } from '../schemas/common';
 import type { Contact } from '../schemas/contact';
 import type { Opportunity } from '../schemas/opportunity';
+import type { FakeRateLimit } from './rate-limit';
 
 /**
  * A record as stored: every stored record belongs to one tenant, and keeps any field it was sent
@@ -26,6 +27,12 @@ export interface FakeTenant {
   apiKey: string | null;
   keyCreatedAt: string | null;
   keyLastUsedAt: string | null;
+  /**
+   * The rate limit of this tenant's API key, in place of the fake's `rateLimit`, for a fake whose
+   * tenants have limits of their own. To change it mid-test, `store.addTenant()` the tenant again:
+   * the key keeps its bucket.
+   */
+  readonly rateLimit?: FakeRateLimit | undefined;
 }
 
 /** A user who owns records; `owner`/`ownerName` fields are derived from it. */

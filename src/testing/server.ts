@@ -91,9 +91,14 @@ export async function startFakeCrmServer(options: FakeCrmServerOptions = {}): Pr
   const host = options.host ?? '127.0.0.1';
   const { port: _port, host: _host, ...fakeOptions } = options;
   const server = createServer();
+  // Node's 5 s closes connections that a busy client, late on its timers, may still reuse: it
+  // then fails a request the server never read ("other side closed"). Load balancers keep 60 s.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    // Node's backlog of 511 drops the connections of a larger burst (a bulk job's Promise.all),
+    // which the client then retries a second later; the system may cap this one lower.
+    server.listen({ port: options.port ?? 0, host, backlog: 4096 }, () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;

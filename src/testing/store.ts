@@ -2,6 +2,7 @@ import type { Account } from '../schemas/account';
 import type { Activity } from '../schemas/activity';
 import type { Contact } from '../schemas/contact';
 import type { Opportunity } from '../schemas/opportunity';
+import { checkRateLimit } from './rate-limit';
 import type {
   FakeGrant,
   FakeSeed,
@@ -72,8 +73,9 @@ export class FakeStore {
     return this;
   }
 
-  /** Adds (or replaces) a tenant; `apiKey: null` for one without a key yet. */
+  /** Adds (or replaces) a tenant; `apiKey: null` for one without a key yet. Throws a RangeError for an invalid `rateLimit`. */
   addTenant(tenant: Partial<FakeTenant> & { id: string }): FakeTenant {
+    checkRateLimit(tenant.rateLimit, `tenant ${tenant.id}'s rateLimit`);
     const stored: FakeTenant = {
       apiKey: null,
       keyCreatedAt: tenant.apiKey ? this.now() : null,

@@ -711,12 +711,14 @@ describe('errors', () => {
 });
 
 describe('the request log', () => {
-  test('fake.requests records the endpoint, method, path, query, headers, body, status and request id of each call', async () => {
-    const fake = startFake({ seed: SEED });
+  test('fake.requests records the endpoint, method, path, query, headers, body, status, request id and arrival time of each call', async () => {
+    let clock = Date.parse('2026-03-01T10:00:00.000Z');
+    const fake = startFake({ seed: SEED, now: () => new Date(clock) });
     const created = await send(fake, 'POST', `${V1}/accounts`, {
       body: { tenantId: TENANT, name: 'Globex' },
       headers: { 'X-Trace': 'abc' },
     });
+    clock += 250;
     const missing = await send(fake, 'GET', `${V1}/opportunities/opp_404`, { query: { tenantId: TENANT } });
     expect(fake.requests).toEqual([
       {
@@ -732,6 +734,7 @@ describe('the request log', () => {
         body: { tenantId: TENANT, name: 'Globex' },
         status: 201,
         requestId: created.headers.get('x-request-id'),
+        receivedAt: Date.parse('2026-03-01T10:00:00.000Z'),
       },
       {
         endpoint: 'getOpportunity',
@@ -742,6 +745,7 @@ describe('the request log', () => {
         body: undefined,
         status: 404,
         requestId: missing.headers.get('x-request-id'),
+        receivedAt: Date.parse('2026-03-01T10:00:00.250Z'),
       },
     ]);
   });

@@ -1,0 +1,261 @@
+// W5 and W5b: bulk creates against a rate-limited fake CRM over real HTTP (issue 19).
+//
+// W5: 3,000 contacts.create started at once with Promise.all, the fake limiting the key to 200
+// requests a second with a burst of 20 and answering after 20 ms. The ideal is the bucket's pace,
+// (3,000 - 20) / 200 = 14.9 s. Subjects: raw fetch without retries, the SDK with throttle 'off'
+// (today's retries), a hand-written pool of 4 that honours Retry-After, and the SDK with throttle
+// 'auto'. W5b: four tenants at once from one client (withTenant), each with its own limit and
+// about 15 s of work, all with throttle 'auto'; each tenant's time against its own ideal.
+//
+// Every subject-run gets a fresh fake, so that the store shows what was created, and how many
+// times: each create sends an email of its own. Rounds are interleaved like W1-W4's, without a
+// warm-up round: a 15 s run makes the JIT's first seconds a small part of it.
+//
+// The fake runs in a child process (bench/w5-server.mjs). It spends about 0.2 ms of CPU on a
+// request, so in the clients' process the bursts that raw fetch and 'off' send would hold their
+// event loop: on the 2-core machine of bench/RESULTS.md, one round took raw fetch 2.0 s instead
+// of 1.1 s and 'off' 5.5 s instead of 4.0 s, and W5b lost 2,355 creates to connection errors
+// (none with the child). BENCH_W5_SERVER=inline runs it in this process, to measure that again.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CrmClient, CrmRateLimitError } from '../dist/index.js';
+import { median, medianInterval, sleep } from './measure.mjs';
+import { drawW5Chart } from './w5-chart.mjs';
+import { summarize } from './w5-summary.mjs';
+
+const LATENCY_MS = 20;
+const W5 = { id: 'tenant_w5', key: 'w5-key', creates: 3000, rateLimit: { perSecond: 200, burst: 20 } };
+// Each about 15 s of work at its own pace: (n - burst) / perSecond = 14.9 s.
+const W5B = [50, 100, 200, 400].map((perSecond) => ({
+  id: `tenant_${perSecond}`,
+  key: `w5b-key-${perSecond}`,
+  creates: perSecond * 15,
+  rateLimit: { perSecond, burst: perSecond / 10 },
+}));
+const ideal = ({ creates, rateLimit }) => (creates - rateLimit.burst) / rateLimit.perSecond;
+export const CHART = fileURLToPath(new URL('./w5-chart.svg', import.meta.url));
+
+const contact = (i) => ({ firstName: 'Bulk', lastName: `Contact ${i}`, email: `bulk-${i}@w5.test` });
+const nameOf = (reason) => (reason instanceof Error ? reason.constructor.name : typeof reason);
+
+/** How many calls failed, and of what, from Promise.allSettled's results. */
+function failures(settled) {
+  const reasons = {};
+  for (const result of settled) {
+    if (result.status === 'rejected') reasons[nameOf(result.reason)] = (reasons[nameOf(result.reason)] ?? 0) + 1;
+  }
+  return { failed: settled.filter((r) => r.status === 'rejected').length, reasons };
+}
+
+/** The ways of sending `creates` contacts: each resolves to { failed, reasons }. */
+const SUBJECTS = {
+  'fetch, Promise.all, no retries': async ({ url, tenant }) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': tenant.key };
+    const send = async (i) => {
+      const body = JSON.stringify({ tenantId: tenant.id, ...contact(i) });
+      const res = await fetch(`${url}/integrations/v1/contacts`, { method: 'POST', headers, body });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`status ${res.status}`);
+    };
+    return failures(await Promise.allSettled(Array.from({ length: tenant.creates }, (_, i) => send(i))));
+  },
+  "sdk, throttle: 'off'": ({ url, tenant }) => sdkAll(url, tenant, 'off'),
+  // The careful way by hand: a few calls at a time, each 429 waited out (Retry-After) and sent again.
+  'pool of 4, retry loop': async ({ url, tenant }) => {
+    const crm = new CrmClient({
+      baseUrl: url,
+      apiKey: tenant.key,
+      tenantId: tenant.id,
+      throttle: 'off',
+      maxRetries: 0,
+    });
+    const settled = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < tenant.creates) {
+        const i = next++;
+        for (;;) {
+          try {
+            settled.push({ status: 'fulfilled', value: await crm.contacts.create(contact(i)) });
+            break;
+          } catch (error) {
+            if (error instanceof CrmRateLimitError) {
+              await sleep(error.retryAfterMs ?? 1000);
+              continue;
+            }
+            settled.push({ status: 'rejected', reason: error });
+            break;
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    return failures(settled);
+  },
+  "sdk, throttle: 'auto'": ({ url, tenant }) => sdkAll(url, tenant, 'auto'),
+};
+
+async function sdkAll(url, tenant, throttle) {
+  // A client of its own per run: what 'auto' learned in one run must not help the next.
+  const crm = new CrmClient({ baseUrl: url, apiKey: tenant.key, tenantId: tenant.id, throttle });
+  return failures(
+    await Promise.allSettled(Array.from({ length: tenant.creates }, (_, i) => crm.contacts.create(contact(i)))),
+  );
+}
+
+/** W5b's four tenants at once, from one client: each tenant's time to its last answer, and its failures. */
+async function fourTenants({ url }) {
+  const [first] = W5B;
+  const crm = new CrmClient({ baseUrl: url, apiKey: first.key, tenantId: first.id, throttle: 'auto' });
+  const start = performance.now();
+  return Promise.all(
+    W5B.map(async (tenant) => {
+      const client = crm.withTenant(tenant.id, { apiKey: tenant.key });
+      const settled = await Promise.allSettled(
+        Array.from({ length: tenant.creates }, (_, i) => client.contacts.create(contact(i))),
+      );
+      return { ms: performance.now() - start, ...failures(settled) };
+    }),
+  );
+}
+
+/** The fake in a child process: start a fresh one per subject-run, stop it to read what it saw. */
+function childServer() {
+  const child = fork(fileURLToPath(new URL('./w5-server.mjs', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  // Settles when the child exits; an answer still awaited then is refused rather than left hanging.
+  const gone = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const ask = (message) =>
+    new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      void gone.then((code) => reject(new Error(`bench/w5-server.mjs exited (${code})`)));
+      child.send(message);
+    });
+  return {
+    start: (options) => ask({ type: 'start', options }),
+    stop: (tenants) => ask({ type: 'stop', tenants }),
+    close: () => {
+      child.disconnect();
+      return gone;
+    },
+  };
+}
+
+/** The fake in this process, competing with the clients for the event loop (BENCH_W5_SERVER=inline). */
+async function inlineServer() {
+  const { startFakeCrmServer } = await import('../dist/testing.js');
+  let server;
+  return {
+    start: async (options) => {
+      server = await startFakeCrmServer(options);
+      return { url: server.url };
+    },
+    stop: async (tenants) => {
+      const summary = summarize(server.fake, tenants);
+      await server.close();
+      return summary;
+    },
+    close: async () => {},
+  };
+}
+
+/** One subject-run on a fresh fake: the subject's result, its time, and what the fake saw. */
+async function once(server, options, tenants, run) {
+  const { url } = await server.start({ latencyMs: LATENCY_MS, ...options });
+  const start = Date.now();
+  const t0 = performance.now();
+  const result = await run({ url });
+  const ms = performance.now() - t0;
+  const seen = await server.stop(tenants.map((t) => t.id));
+  return { result, ms, start, ...seen };
+}
+
+const say = (line) => process.stderr.write(`${line}\n`);
+const counts = (t, creates) => ({
+  refused: t.refused,
+  requests: t.requests,
+  duplicates: t.stored - t.distinct,
+  missing: creates - t.distinct,
+});
+const describe = (s) =>
+  `${(s.ms / 1000).toFixed(2)} s, ${s.failed} failed${Object.keys(s.reasons).length ? ` ${JSON.stringify(s.reasons)}` : ''}, ` +
+  `${s.refused} of ${s.requests} requests answered 429, ${s.duplicates} duplicates, ${s.missing} missing`;
+
+/**
+ * Runs W5 and W5b `runs` times, interleaved, and records their rows with `record(workload,
+ * subject, value, unit, ratio, target, interval)` (bench/run.mjs). Draws the chart from the last round.
+ */
+export async function runW5(record, runs) {
+  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`BENCH_W5_RUNS must be a whole number, 1 or more`);
+  const server = process.env.BENCH_W5_SERVER === 'inline' ? await inlineServer() : childServer();
+  const samples = Object.fromEntries(Object.keys(SUBJECTS).map((name) => [name, []]));
+  const tenantSamples = W5B.map(() => []);
+  const chart = {};
+  const w5Fake = { seed: { tenants: [{ id: W5.id, apiKey: W5.key }] }, rateLimit: W5.rateLimit };
+  const w5bFake = { seed: { tenants: W5B.map(({ id, key, rateLimit }) => ({ id, apiKey: key, rateLimit })) } };
+  try {
+    for (let round = 1; round <= runs; round++) {
+      for (const [name, subject] of Object.entries(SUBJECTS)) {
+        const run = await once(server, w5Fake, [W5], ({ url }) => subject({ url, tenant: W5 }));
+        const sample = { ms: run.ms, ...run.result, ...counts(run.tenants[W5.id], W5.creates) };
+        samples[name].push(sample);
+        if (round === runs) chart[name] = { start: run.start, log: run.log };
+        say(`W5 round ${round}/${runs}, ${name}: ${describe(sample)}`);
+      }
+      const run = await once(server, w5bFake, W5B, fourTenants);
+      W5B.forEach((tenant, i) => {
+        const sample = { ...run.result[i], ...counts(run.tenants[tenant.id], tenant.creates) };
+        tenantSamples[i].push(sample);
+        say(`W5b round ${round}/${runs}, ${tenant.rateLimit.perSecond}/s: ${describe(sample)}`);
+      });
+    }
+  } finally {
+    await server.close();
+  }
+
+  const w5 = `W5 3,000 creates at once, 200/s (ideal ${ideal(W5).toFixed(1)} s)`;
+  const of = (list, field) => median(list.map((s) => s[field]));
+  const share = (list) => median(list.map((s) => (100 * s.refused) / s.requests));
+  const time = (workload, subject, list, job, target) => {
+    const ratios = list.map((s) => s.ms / 1000 / ideal(job));
+    record(workload, subject, of(list, 'ms') / 1000, 's', median(ratios), target, medianInterval(ratios));
+  };
+  const fetchName = 'fetch, Promise.all, no retries';
+  record(w5, fetchName, of(samples[fetchName], 'failed'), 'records failed');
+  const off = samples["sdk, throttle: 'off'"];
+  time(w5, "sdk, throttle: 'off'", off, W5);
+  record(w5, "sdk, throttle: 'off'", of(off, 'failed'), 'records failed');
+  record(w5, "sdk, throttle: 'off'", of(off, 'refused'), '429 answers');
+  record(w5, "sdk, throttle: 'off'", share(off), '% of requests 429');
+  time(w5, 'pool of 4, retry loop', samples['pool of 4, retry loop'], W5);
+  const auto = samples["sdk, throttle: 'auto'"];
+  time(w5, "sdk, throttle: 'auto'", auto, W5, '<= 1.10x');
+  record(w5, "sdk, throttle: 'auto'", of(auto, 'failed'), 'records failed', undefined, '0');
+  record(w5, "sdk, throttle: 'auto'", of(auto, 'duplicates'), 'duplicates', undefined, '0');
+  record(w5, "sdk, throttle: 'auto'", of(auto, 'refused'), '429 answers');
+  record(w5, "sdk, throttle: 'auto'", share(auto), '% of requests 429', undefined, '<= 5%');
+
+  const w5b = "W5b 4 tenants at once, throttle: 'auto'";
+  W5B.forEach((tenant, i) => {
+    const subject = `${tenant.rateLimit.perSecond}/s, ${tenant.creates.toLocaleString('en')} creates`;
+    time(w5b, subject, tenantSamples[i], tenant, '<= 1.15x');
+  });
+  const total = (field) => (round) => tenantSamples.reduce((sum, list) => sum + list[round][field], 0);
+  const rounds = tenantSamples[0].map((_, round) => round);
+  record(w5b, 'all four tenants', median(rounds.map(total('failed'))), 'records failed', undefined, '0');
+  record(w5b, 'all four tenants', median(rounds.map(total('duplicates'))), 'duplicates', undefined, '0');
+  record(
+    w5b,
+    'all four tenants',
+    median(rounds.map((round) => (100 * total('refused')(round)) / total('requests')(round))),
+    '% of requests 429',
+  );
+
+  await drawW5Chart(CHART, chart, {
+    title: `W5: ${W5.creates.toLocaleString('en')} contacts.create at once, limit ${W5.rateLimit.perSecond}/s (burst ${W5.rateLimit.burst}), ${LATENCY_MS} ms latency`,
+    limit: W5.rateLimit,
+    creates: W5.creates,
+  });
+  return { chart: CHART };
+}
