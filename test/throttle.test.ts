@@ -132,6 +132,16 @@ describe("throttle: 'auto'", () => {
     expect(await settle(timedOut, 1000)).toBeInstanceOf(CrmTimeoutError);
   });
 
+  test('a pause longer than the attempt timeout does not time the waiting create out', async () => {
+    const seen = contactsServer((index) => (index === 0 ? refused(3) : created(index)));
+
+    const contact = await settle(makeClient({ throttle: 'auto', timeout: 1000 }).contacts.create({ email: 'a@x.io' }));
+
+    expect(contact.id).toBe('con_1');
+    expect(seen.map((request) => request.status)).toEqual([429, 200]);
+    expect((seen[1] as Seen).at - (seen[0] as Seen).at).toBeGreaterThanOrEqual(3000);
+  });
+
   test('a 429 does not use up maxRetries: the record is placed once the key may go again', async () => {
     const seen = contactsServer((index) => (index < 3 ? refused(1) : created(index)));
 

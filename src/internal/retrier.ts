@@ -39,8 +39,6 @@ export function createAttempt(
     let failure: unknown;
     try {
       const { pacer, settings } = call;
-      // A retry waits for its turn too: every call of a credential waits after a refusal.
-      if (pacer && call.attempts > 1) call.ticket = await pacer.turn(true, settings.signal, call.deadline);
       const exchange = async (input: RequestInfo | URL, init: RequestInit | undefined): Promise<Received> => {
         // Looked up at call time, so a fetch patched later (MSW, instrumentation) is the one used.
         const response = await (options.fetch ?? globalThis.fetch)(input, init);
@@ -145,6 +143,18 @@ export function createRetrier(baseUrl: string, send: Attempt, kit: Kit): Retrier
         paced: !!call.pacer,
       },
     };
+    const { pacer } = call;
+    // A paced call's retry waits for its turn, as every call of its key does after a refusal:
+    // before the attempt, so that a long pause does not count against the attempt's timeout.
+    if (pacer) {
+      options.hooks = {
+        beforeRetry: [
+          async () => {
+            call.ticket = await pacer.turn(true, settings.signal, deadline);
+          },
+        ],
+      };
+    }
     if (settings.signal) options.signal = settings.signal;
     if (deadline !== undefined) options.totalTimeout = Math.max(1, deadline - Date.now());
     try {
