@@ -23,7 +23,11 @@ const BURST_SECONDS = 0.1;
 /** The pace, as a share of the rate learned: a little below it. */
 const MARGIN = 0.995;
 /** The most request times a phase keeps, to find the rate from: a phase that long has a known rate. */
-const TIMES_KEPT = 20_000;
+const TIMES_KEPT = 5000;
+/** Phases in a row refused with nothing accepted, after which a key is taken to be refused whatever its pace. */
+const BARREN = 3;
+/** Pacers a transport keeps before it drops the idle ones (an `apiKey` function may serve many keys). */
+const PACERS_KEPT = 1000;
 /** How long without a refusal before the pace is raised. */
 const QUIET_MS = 30_000;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
@@ -47,6 +51,9 @@ export class Pacer {
   /** Requests a second, once learned. */
   #rate: number | undefined;
   #phase = 0;
+  #accepted = 0;
+  /** Phases in a row that ended in a refusal with nothing accepted. */
+  #barren = 0;
   /** When this phase's requests were sent: the bucket's input, to find its rate from. */
   #times: number[] = [];
   #pausedUntil = 0;
@@ -98,24 +105,47 @@ export class Pacer {
 
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
   learned(ticket: Ticket | undefined, status: number, headers: Headers, maxRetryAfter: number): void {
-    if (!ticket || !(status === 429 || (status === 503 && headers.has('retry-after')))) return;
+    if (!ticket || ticket.phase !== this.#phase) return;
+    if (!(status === 429 || (status === 503 && headers.has('retry-after')))) {
+      this.#accepted += 1;
+      return;
+    }
     // Only the first refusal of a phase says where its bucket ran dry; the others were already on their way.
-    if (ticket.phase !== this.#phase) return;
     const now = performance.now();
     const wait = Math.min(this.#kit.retryAfterMsOf(headers) ?? DEFAULT_PAUSE_MS, maxRetryAfter);
     const dry = this.#times.indexOf(ticket.at);
-    if (dry >= 0) this.#rate = Math.max(1, rateOf(this.#times.slice(0, dry + 1)) * MARGIN);
+    this.#barren = this.#accepted === 0 ? this.#barren + 1 : 0;
+    // Dry at its first requests, the bucket was empty before the phase (another client of the key):
+    // that tells nothing of its rate.
+    if (dry >= 2) this.#rate = Math.max(1, rateOf(this.#times.slice(0, dry + 1)) * MARGIN);
     this.#pausedUntil = now + wait;
     this.#next = this.#pausedUntil;
     this.#phase += 1;
     this.#times = [];
+    this.#accepted = 0;
     this.#quietSince = this.#pausedUntil;
     this.#raise = 0.1;
     this.#pump();
   }
 
+  /**
+   * Whether the key is refused whatever its pace (BARREN phases in a row with nothing accepted: a
+   * quota used up, a key blocked): its calls then fail as they would without a pacer, each after
+   * its retries (retry-policy.ts), rather than waiting for ever, one at a time.
+   */
+  get hopeless(): boolean {
+    return this.#barren >= BARREN;
+  }
+
+  /** Whether nothing waits and no pause is on: a pacer that may be dropped. */
+  idle(): boolean {
+    return this.#queue.length === 0 && performance.now() >= this.#pausedUntil;
+  }
+
   /** The pace now, in requests a second. */
   #pace(now: number): number {
+    // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
+    if (this.hopeless) return Number.POSITIVE_INFINITY;
     const rate = this.#rate;
     if (rate === undefined) return RAMP_START * 2 ** ((now - (this.#times[0] ?? now)) / RAMP_MS);
     if (now - this.#quietSince < QUIET_MS) return rate;
@@ -197,6 +227,9 @@ export class Pacers {
     const credential = headers['x-api-key'] ?? headers.authorization ?? '';
     let pacer = this.#byCredential.get(credential);
     if (!pacer) {
+      if (this.#byCredential.size >= PACERS_KEPT) {
+        for (const [key, each] of this.#byCredential) if (each.idle()) this.#byCredential.delete(key);
+      }
       pacer = new Pacer(this.#kit);
       this.#byCredential.set(credential, pacer);
     }

@@ -5,7 +5,7 @@ import type { Kit } from './kit';
 import type { PreparedCall } from './prepared-call';
 import { followRedirects, unfollowedNote } from './redirects';
 import type { Reporter } from './reporting';
-import { retryPolicy } from './retry-policy';
+import { PACED_WAIT, retryPolicy } from './retry-policy';
 
 /**
  * Every attempt after a first that failed, driven by ky: it replays the first attempt's outcome
@@ -77,10 +77,15 @@ export function createRetrier(baseUrl: string, send: Attempt, kit: Kit): Retrier
     // seconds rounded up: ky would also read RateLimit-Reset and X-RateLimit-*, which the spec
     // never mentions, and ignores a fractional Retry-After (README, "Retries and timeouts").
     // Capped here, so that what ky reads back is a small whole number (1e21 seconds would not be).
-    // A paced call's wait is its credential's (pacer.ts), which the retry waits for: ky adds none.
-    const wait = ok ? undefined : Math.min(kit.retryAfterMsOf(headers) ?? Number.NaN, paced ? 0 : maxRetryAfter);
+    // A paced call's wait is its credential's (pacer.ts), which the retry waits for: ky adds none,
+    // and the policy reads the server's wait, against the deadline, from a header of its own.
+    const wait = ok ? undefined : Math.min(kit.retryAfterMsOf(headers) ?? Number.NaN, maxRetryAfter);
     const timing: Record<string, string> =
-      wait === undefined || Number.isNaN(wait) ? {} : { 'retry-after': String(Math.ceil(wait / 1000)) };
+      wait === undefined || Number.isNaN(wait)
+        ? {}
+        : paced
+          ? { 'retry-after': '0', [PACED_WAIT]: String(wait) }
+          : { 'retry-after': String(Math.ceil(wait / 1000)) };
     const copy = new Response(null, { status, statusText, headers: timing });
     originals.set(copy, received);
     return copy;
@@ -140,7 +145,7 @@ export function createRetrier(baseUrl: string, send: Attempt, kit: Kit): Retrier
         deadline,
         maxRetryAfter: settings.maxRetryAfter,
         maxRetries: settings.maxRetries,
-        paced: !!call.pacer,
+        pacer: call.pacer,
       },
     };
     const { pacer } = call;

@@ -16,16 +16,21 @@ export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
   jitter: (delay) => delay * (0.5 + Math.random() * 0.5),
   retryOnTimeout: true,
   shouldRetry: ({ error, retryCount }) => {
-    // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
-    if (isHTTPError(error) && outlastsDeadline(retryAfterMsOf(error.response.headers), error.options.context))
-      return false;
-    // A paced call's refusal (429, or 503 with Retry-After) is its turn to wait (pacer.ts), not a
-    // failure: only its other retries count against maxRetries.
     const context = (error as { options?: { context?: PacedContext } }).options?.context;
-    if (context?.paced) {
+    // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's
+    // hint now (a paced call's, which ky is told is 0, in a header of its own).
+    if (isHTTPError(error)) {
+      const { headers } = error.response;
+      const wait = context?.pacer ? Number(headers.get(PACED_WAIT)) || undefined : retryAfterMsOf(headers);
+      if (outlastsDeadline(wait, error.options.context)) return false;
+    }
+    // A paced call's refusal (429, or 503 with Retry-After) is its turn to wait (pacer.ts), not a
+    // failure: only its other retries count against maxRetries. Unless its key is refused whatever
+    // its pace (pacer.ts, `hopeless`): then they count, as without a pacer.
+    if (context?.pacer) {
       const { status, headers } = isHTTPError(error) ? error.response : { status: 0, headers: new Headers() };
-      if (status === 429 || (status === 503 && headers.has('retry-after')))
-        context.refusals = (context.refusals ?? 0) + 1;
+      const refused = status === 429 || (status === 503 && headers.has('retry-after'));
+      if (refused && !context.pacer.hopeless) context.refusals = (context.refusals ?? 0) + 1;
       else if (retryCount - (context.refusals ?? 0) > context.maxRetries) return false;
     }
     const method = (error as { request?: Request }).request?.method;
@@ -38,10 +43,13 @@ export const retryPolicy = ({ retryAfterMsOf }: Kit): RetryOptions => ({
 
 /** What the retrier tells the policy of a paced call, through ky's `context`; `refusals` the policy counts. */
 interface PacedContext {
-  readonly paced?: boolean;
+  readonly pacer?: { readonly hopeless: boolean } | undefined;
   readonly maxRetries: number;
   refusals?: number;
 }
+
+/** The header of ky's copy of an answer that carries a paced call's real wait, in ms. */
+export const PACED_WAIT = 'x-crm-paced-wait';
 
 /** Whether the call's deadline comes before the wait; its settings reach the policy through ky's `context` (retrier.ts). */
 function outlastsDeadline(wait: number | undefined, context: Record<string, unknown>): boolean {

@@ -140,10 +140,13 @@ export class Transport {
       signal?.throwIfAborted();
       // A key failure becomes an error here, after the caller's `await` has attached (README.md, "Stacks").
       if (call.keyFrom) useKey(call, await lookUpKey(call, kit));
-      // Its first turn at its credential's pace, before its first attempt's timeout starts.
-      if (throttle) await pacers.admit(call);
-      if (!limiter) return await this.#send(endpoint, call);
-      return await limiter.run(() => this.#send(endpoint, call), call.settings.signal, call.deadline);
+      // A slot first, then its turn at its credential's pace, before its first attempt's timeout
+      // starts: a turn taken before a wait for a slot could go out during a pause.
+      const send = async () => {
+        if (throttle) await pacers.admit(call);
+        return this.#send(endpoint, call);
+      };
+      return await (limiter ? limiter.run(send, call.settings.signal, call.deadline) : send());
     } catch (error) {
       throw await this.#toCrmError(error, call);
     }
