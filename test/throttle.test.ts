@@ -1,68 +1,11 @@
 import { HttpResponse, http } from 'msw';
-import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { CrmAbortError, CrmConnectionError, CrmServerError, CrmTimeoutError } from '../src/index';
-import { API_KEY, BASE_URL, makeClient, ok, rejection } from './support/capture';
+import { API_KEY, BASE_URL, makeClient, rejection } from './support/capture';
+import { contactsServer, created, refused, type Seen, settle, usePacedClock } from './support/paced';
 import { server } from './support/server';
 
-/*
- * throttle: 'auto', on the fake clock: the pacer's waits and pace are timers and performance.now(),
- * which vitest advances; MSW answers at once.
- */
-beforeAll(async () => {
-  // The chunks a paced call loads, loaded before the clock is faked: loading a module takes real time.
-  await Promise.all([
-    import('../src/internal/waiting'),
-    import('../src/internal/retrier'),
-    import('../src/internal/reporting'),
-    import('../src/internal/validators'),
-  ]);
-});
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-const CONTACTS = `${BASE_URL}/integrations/v1/contacts`;
-
-/** What the server saw: when (fake ms), with which key, and what it answered. */
-interface Seen {
-  readonly at: number;
-  readonly key: string | null;
-  readonly status: number;
-}
-
-/** Answers contact creates with `answer(index)`, recording each request. */
-function contactsServer(answer: (index: number, key: string | null) => Response): Seen[] {
-  const seen: Seen[] = [];
-  server.use(
-    http.post(CONTACTS, ({ request }) => {
-      const key = request.headers.get('x-api-key');
-      const response = answer(seen.length, key);
-      seen.push({ at: Date.now(), key, status: response.status });
-      return response;
-    }),
-  );
-  return seen;
-}
-
-const refused = (seconds: number) =>
-  HttpResponse.json(
-    { success: false, error: { code: 'RATE_LIMITED' } },
-    { status: 429, headers: { 'retry-after': String(seconds) } },
-  );
-const created = (index: number) => ok({ id: `con_${index}`, email: `c${index}@x.io` });
-
-/** Runs the fake clock until `promise` settles (at most `ms`). */
-async function settle<T>(promise: Promise<T>, ms = 120_000): Promise<T> {
-  let done = false;
-  const watched = promise.finally(() => {
-    done = true;
-  });
-  for (let waited = 0; !done && waited < ms; waited += 50) await vi.advanceTimersByTimeAsync(50);
-  return watched;
-}
+usePacedClock();
 
 describe("throttle: 'auto'", () => {
   test('after a 429, no call of that key goes out before Retry-After has passed, and each record is created once', {
@@ -108,7 +51,7 @@ describe("throttle: 'auto'", () => {
 
     let resets = 0;
     server.use(
-      http.post(CONTACTS, () => {
+      http.post(`${BASE_URL}/integrations/v1/contacts`, () => {
         resets += 1;
         return HttpResponse.error();
       }),

@@ -2,4 +2,4 @@
 // `extraBody`, `toArray()`, the error of a list that runs away.
 export { adHocCall, request } from './ad-hoc';
 export { addExtras } from './extras';
-export { pageBoundError, toArray } from './to-array';
+export { pageBoundError, toArray } from './lists';

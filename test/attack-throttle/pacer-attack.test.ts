@@ -1,79 +1,12 @@
 import { inspect } from 'node:util';
-import { delay, HttpResponse, http } from 'msw';
-import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { HttpResponse } from 'msw';
+import { describe, expect, test, vi } from 'vitest';
 import { CrmAbortError } from '../../src/index';
-import { API_KEY, BASE_URL, makeClient, ok, rejection } from '../support/capture';
-import { server } from '../support/server';
+import { API_KEY, makeClient, rejection } from '../support/capture';
+import { contactsServer, created, refused, type Seen, settle, usePacedClock, within } from '../support/paced';
 
 /* Adversarial tests of throttle: 'auto' (issue 19), on the fake clock, as in test/throttle.test.ts. */
-beforeAll(async () => {
-  await Promise.all([
-    import('../../src/internal/waiting'),
-    import('../../src/internal/retrier'),
-    import('../../src/internal/reporting'),
-    import('../../src/internal/validators'),
-  ]);
-});
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-const CONTACTS = `${BASE_URL}/integrations/v1/contacts`;
-
-interface Seen {
-  /** When the request arrived (fake ms). */
-  readonly at: number;
-  readonly status: number;
-  readonly email: string;
-}
-
-/** Answers creates with `answer(index)` after `latencyMs`, recording arrival time. */
-function contactsServer(answer: (index: number) => Response, latencyMs = 0): Seen[] {
-  const seen: Seen[] = [];
-  server.use(
-    http.post(CONTACTS, async ({ request }) => {
-      const at = Date.now();
-      const { email } = (await request.clone().json()) as { email: string };
-      const index = seen.length;
-      const response = answer(index);
-      seen.push({ at, status: response.status, email });
-      if (latencyMs) await delay(latencyMs);
-      return response;
-    }),
-  );
-  return seen;
-}
-
-const refused = (retryAfter?: string, status = 429) =>
-  HttpResponse.json(
-    { success: false, error: { code: 'RATE_LIMITED', message: 'slow down' } },
-    { status, headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter } },
-  );
-const created = (index: number) => ok({ id: `con_${index}`, email: `c${index}@x.io` });
-
-/** Runs the fake clock in steps until `promise` settles or `ms` pass; says when it settled. */
-async function within<T>(promise: Promise<T>, ms: number, step = 50): Promise<{ settled: boolean; elapsed: number }> {
-  let done = false;
-  promise.then(
-    () => {
-      done = true;
-    },
-    () => {
-      done = true;
-    },
-  );
-  const start = Date.now();
-  for (let waited = 0; !done && waited < ms; waited += step) await vi.advanceTimersByTimeAsync(step);
-  return { settled: done, elapsed: Date.now() - start };
-}
-
-async function settle<T>(promise: Promise<T>, ms = 120_000): Promise<T> {
-  await within(promise, ms);
-  return promise;
-}
+usePacedClock();
 
 describe("throttle: 'auto' — mended (the attack found these; each test names the defect it guards against)", () => {
   test('a retry that waits out a Retry-After longer than `timeout` is placed, as with throttle off', async () => {

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { propagation, SpanKind, SpanStatusCode, type TextMapPropagator, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -8,6 +7,7 @@ import {
   API_KEY,
   CONTACTS_PATH,
   clientFor,
+  closedPort,
   OPP_ID,
   OPP_PATH,
   OPPORTUNITY,
@@ -30,15 +30,6 @@ const settle = (promise: Promise<unknown>) =>
   );
 const byStart = (spans: ReadableSpan[]) =>
   [...spans].sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('regressions: every span that starts ends, under its call', () => {
   test.each([

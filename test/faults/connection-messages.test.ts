@@ -1,20 +1,10 @@
-import { createServer } from 'node:net';
 import { http, passthrough } from 'msw';
 import { describe, expect, test } from 'vitest';
 import { CrmAbortError, CrmClient, CrmConnectionError, CrmTimeoutError } from '../../src/index';
 import { server } from '../support/server';
-import { API_KEY, clientFor, failure, OPP_ID, OPP_PATH, reply, TENANT, useFaultServer } from './server';
+import { API_KEY, clientFor, closedPort, failure, OPP_ID, OPP_PATH, reply, TENANT, useFaultServer } from './server';
 
 const fault = useFaultServer();
-
-/** A port on loopback that nothing listens on: taken, then given back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const client = (baseUrl: string) => new CrmClient({ baseUrl, apiKey: API_KEY, tenantId: TENANT, maxRetries: 0 });
 

@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { CrmConnectionError, CrmTimeoutError } from '../../src/index';
 import {
   clientFor,
+  closedPort,
   failure,
   OPP_ID,
   OPP_PATH,
@@ -110,15 +110,10 @@ describe('a connection reset in the middle of the body', () => {
 });
 
 test('a refused connection fails with CrmConnectionError', async () => {
-  // A port that was free a moment ago and has nothing listening on it now.
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const port = await closedPort();
 
   const { error } = await failure(
-    clientFor(fault(), { baseUrl: `http://127.0.0.1:${address.port}`, maxRetries: 0 }).opportunities.get(OPP_ID),
+    clientFor(fault(), { baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 }).opportunities.get(OPP_ID),
   );
 
   expect(error).toBeInstanceOf(CrmConnectionError);

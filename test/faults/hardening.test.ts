@@ -1,4 +1,3 @@
-import { type AddressInfo, createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import {
   CrmClient,
@@ -16,6 +15,7 @@ import {
   API_KEY,
   API_KEY_GENERATE_PATH,
   clientFor,
+  closedPort,
   failure,
   OPP_ID,
   OPP_PATH,
@@ -25,15 +25,6 @@ import {
 } from './server';
 
 const fault = useFaultServer();
-
-/** A loopback port that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe('every error is masked the same way, whatever built it', () => {
   test('a body over maxResponseBytes whose headers echo the key keeps them masked', async () => {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { http, passthrough } from 'msw';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { type ClientOptions, CrmClient } from '../../src/index';
@@ -415,4 +415,13 @@ export function useFaultServer(): () => FaultServer {
     if (!current) throw new Error('No fault server: call inside a test');
     return current;
   };
+}
+
+/** A loopback port that nothing listens on: taken, then given back. */
+export async function closedPort(): Promise<number> {
+  const probe = createTcpServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

@@ -1,48 +1,12 @@
-import { http, passthrough } from 'msw';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { CrmClient, CrmConnectionError, CrmNotFoundError, CrmServerError, CrmValidationError } from '../../src/index';
-import {
-  createFakeCrm,
-  type FakeCrmCore,
-  type FakeCrmOptions,
-  type FakeCrmServer,
-  generateFakeData,
-  startFakeCrmServer,
-} from '../../src/testing/index';
-import { server } from '../support/server';
+import { type FakeCrmCore, generateFakeData, startFakeCrmServer } from '../../src/testing/index';
+import { type Harness, overRealSockets, startedServer, throughMsw } from '../support/fake-harness';
 
 /*
  * The SDK client end to end against the fake: once through MSW, once over real sockets to
  * startFakeCrmServer(). Every scenario runs on both.
  */
-
-/** A running fake and the base URL the client should use. */
-interface Harness {
-  readonly fake: FakeCrmCore;
-  readonly baseUrl: string;
-}
-
-const running: FakeCrmServer[] = [];
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((srv) => srv.close()));
-});
-
-/** MSW must let loopback requests reach the real server. */
-const letLoopbackThrough = () => server.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
-
-async function throughMsw(options: FakeCrmOptions = {}): Promise<Harness> {
-  const fake = createFakeCrm(options);
-  server.use(...fake.handlers);
-  return { fake, baseUrl: fake.baseUrl };
-}
-
-async function overRealSockets(options: FakeCrmOptions = {}): Promise<Harness> {
-  letLoopbackThrough();
-  const srv = await startFakeCrmServer(options);
-  running.push(srv);
-  return { fake: srv.fake, baseUrl: srv.url };
-}
 
 /** A client holding the fake's current credentials. */
 const clientOf = ({ fake, baseUrl }: Harness, options: { maxRetries?: number } = {}) =>
@@ -229,9 +193,7 @@ describe.each([
 
 describe('the fake server over real sockets', () => {
   test('a CORS preflight is answered 204 and allows the x-api-key header', async () => {
-    letLoopbackThrough();
-    const srv = await startFakeCrmServer();
-    running.push(srv);
+    const srv = await startedServer();
     const response = await fetch(`${srv.url}/integrations/v1/contacts`, {
       method: 'OPTIONS',
       headers: {
@@ -248,9 +210,7 @@ describe('the fake server over real sockets', () => {
   });
 
   test('answers carry the CORS headers too, errors included', async () => {
-    letLoopbackThrough();
-    const srv = await startFakeCrmServer();
-    running.push(srv);
+    const srv = await startedServer();
     const response = await fetch(`${srv.url}/integrations/v1/contacts?tenantId=${srv.fake.tenantId}`, {
       headers: { origin: 'https://app.example' },
     });
@@ -268,9 +228,7 @@ describe('the fake server over real sockets', () => {
   });
 
   test('the server listens on loopback and its url is what the client needs', async () => {
-    letLoopbackThrough();
-    const srv = await startFakeCrmServer({ tenantId: 'acme' });
-    running.push(srv);
+    const srv = await startedServer({ tenantId: 'acme' });
     expect(srv.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const crm = new CrmClient({ ...srv.fake.credentials, baseUrl: srv.url });
     const page = await crm.contacts.list();

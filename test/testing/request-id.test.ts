@@ -1,37 +1,11 @@
-import { http, passthrough } from 'msw';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { CrmClient, CrmNotFoundError } from '../../src/index';
-import { createFakeCrm, type FakeCrmCore, type FakeCrmServer, startFakeCrmServer } from '../../src/testing/index';
-import { server } from '../support/server';
+import { overRealSockets, throughMsw } from '../support/fake-harness';
 
 /*
  * `x-request-id` on every answer of the fake, through both transports: the SDK puts it on its
  * errors (`error.requestId`), and an integrator's logs correlate by it.
  */
-
-interface Harness {
-  readonly fake: FakeCrmCore;
-  readonly baseUrl: string;
-}
-
-const running: FakeCrmServer[] = [];
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((srv) => srv.close()));
-});
-
-async function throughMsw(): Promise<Harness> {
-  const fake = createFakeCrm();
-  server.use(...fake.handlers);
-  return { fake, baseUrl: fake.baseUrl };
-}
-
-async function overRealSockets(): Promise<Harness> {
-  server.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
-  const srv = await startFakeCrmServer();
-  running.push(srv);
-  return { fake: srv.fake, baseUrl: srv.url };
-}
 
 const REQUEST_ID = /^req_[0-9a-f]{24}$/;
 

@@ -1,5 +1,8 @@
 import type { CrmError, CrmValidationError } from '../core/errors';
 
+// What few list calls need, loaded on demand with the escape hatches (hatches.ts): toArray(), and
+// the error of a loop that runs away.
+
 /**
  * Every item `items` yields, or the first `max`, as an array; `PagePromise.toArray()`. Stops
  * fetching once it has `max` items.

@@ -1,0 +1,87 @@
+import { delay, HttpResponse, http } from 'msw';
+import { afterEach, beforeAll, beforeEach, vi } from 'vitest';
+import { BASE_URL, ok } from './capture';
+import { server } from './server';
+
+/*
+ * throttle: 'auto' on the fake clock: the pacer's waits and pace are timers and performance.now(),
+ * which vitest advances, against MSW's contact creates.
+ */
+
+/** Fakes the clock around each test, after loading the chunks a paced call loads: a module takes real time to load. */
+export function usePacedClock(): void {
+  beforeAll(async () => {
+    await Promise.all([
+      import('../../src/internal/waiting'),
+      import('../../src/internal/retrier'),
+      import('../../src/internal/reporting'),
+      import('../../src/internal/validators'),
+    ]);
+  });
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+}
+
+/** What the server saw of a create: when it arrived (fake ms), its key and email, and what it answered. */
+export interface Seen {
+  readonly at: number;
+  readonly key: string | null;
+  readonly email: string;
+  readonly status: number;
+}
+
+/** Answers contact creates with `answer(index, key)`, after `latencyMs`, recording each request. */
+export function contactsServer(answer: (index: number, key: string | null) => Response, latencyMs = 0): Seen[] {
+  const seen: Seen[] = [];
+  server.use(
+    http.post(`${BASE_URL}/integrations/v1/contacts`, ({ request }) => {
+      // Numbered, answered and recorded as it arrives, and answered at once without a latency: no
+      // await before, so that the order and the times are the server's, and a refusal is heard at once.
+      const key = request.headers.get('x-api-key');
+      const response = answer(seen.length, key);
+      const record = { at: Date.now(), key, email: '', status: response.status };
+      seen.push(record);
+      void request.json().then((body) => {
+        record.email = (body as { email: string }).email;
+      });
+      return latencyMs ? delay(latencyMs).then(() => response) : response;
+    }),
+  );
+  return seen;
+}
+
+/** A refusal: 429 (or `status`), with `Retry-After` when given. */
+export const refused = (retryAfter?: number | string, status = 429) =>
+  HttpResponse.json(
+    { success: false, error: { code: 'RATE_LIMITED', message: 'slow down' } },
+    { status, headers: retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) } },
+  );
+
+/** A create that succeeded. */
+export const created = (index: number) => ok({ id: `con_${index}`, email: `c${index}@x.io` });
+
+/** Runs the fake clock in steps until `promise` settles or `ms` pass; says whether and when it settled. */
+export async function within(
+  promise: Promise<unknown>,
+  ms: number,
+  step = 50,
+): Promise<{ settled: boolean; elapsed: number }> {
+  let done = false;
+  const mark = () => {
+    done = true;
+  };
+  promise.then(mark, mark);
+  const start = Date.now();
+  for (let waited = 0; !done && waited < ms; waited += step) await vi.advanceTimersByTimeAsync(step);
+  return { settled: done, elapsed: Date.now() - start };
+}
+
+/** Runs the fake clock until `promise` settles (at most `ms`), and gives its outcome. */
+export async function settle<T>(promise: Promise<T>, ms = 120_000): Promise<T> {
+  await within(promise, ms);
+  return promise;
+}
