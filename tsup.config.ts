@@ -64,6 +64,19 @@ export default defineConfig([
     sourcemap: false,
   },
   {
+    // The `crm` command: the SDK and zod inlined, so that it starts by reading one file. The MCP
+    // SDK is an optional peer, loaded only by `crm mcp`.
+    entry: { crm: 'src/cli/bin.ts' },
+    outDir: 'dist/cli',
+    format: ['esm'],
+    target: 'es2023',
+    platform: 'node',
+    external: ['@modelcontextprotocol/sdk'],
+    noExternal: selfContained,
+    splitting: false,
+    sourcemap: false,
+  },
+  {
     entry: { 'crm-fake': 'src/testing/bin.ts' },
     format: ['esm'],
     target: 'es2023',

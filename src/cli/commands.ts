@@ -127,5 +127,8 @@ function commandOf(name: EndpointName): Command {
 /** Every endpoint as a command, in the table's order. */
 export const commands: readonly Command[] = (Object.keys(endpoints) as EndpointName[]).map(commandOf);
 
+/** How the command line spells a command: `api-key status`. */
+export const words = (command: Command): string => `${kebab(command.namespace)} ${kebab(command.method)}`;
+
 /** Key management: never an MCP tool. */
 export const isKeyManagement = (command: Command): boolean => command.endpoint.auth === 'admin';

@@ -1,0 +1,84 @@
+import { CrmClient } from '../client';
+import type { Command } from './commands';
+import { UsageError } from './usage-error';
+
+/** What the command line reads besides its arguments: the environment and files. */
+export interface Environment {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly readFile: (path: string) => Promise<string>;
+}
+
+/** The connection options as parsed (`connectionOptions`). */
+export interface ConnectionValues {
+  readonly 'base-url'?: string | undefined;
+  readonly tenant?: string | undefined;
+  readonly timeout?: string | undefined;
+  readonly 'max-retries'?: string | undefined;
+  readonly 'api-key-file'?: string | undefined;
+  readonly 'admin-token-file'?: string | undefined;
+}
+
+/** A whole number from a flag or a variable, or a usage error that names where it came from. */
+export function wholeNumber(where: string, text: string | undefined): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw new UsageError(`${where} must be a whole number, not "${text}"`);
+  }
+  return value;
+}
+
+/**
+ * A secret from a file: its first line, without surrounding spaces. The message names the file,
+ * never its content.
+ */
+async function secretFrom(flag: string, path: string, { readFile }: Environment): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UsageError(`--${flag}: cannot read ${path}${typeof code === 'string' ? ` (${code})` : ''}`);
+  }
+  const secret = text.split(/\r?\n/, 1)[0]?.trim() ?? '';
+  if (!secret) throw new UsageError(`--${flag}: ${path} is empty`);
+  return secret;
+}
+
+const variable = (environment: Environment, name: string): string | undefined => environment.env[name] || undefined;
+
+/**
+ * The client a command calls through: the flags, else the `CRM_*` variables. Secrets come only
+ * from a file or the environment (a flag's value is visible to every user of the machine). What
+ * the command needs and lacks is said before anything is sent.
+ */
+export async function clientFor(
+  values: ConnectionValues,
+  environment: Environment,
+  needs: Command['endpoint']['auth'],
+): Promise<CrmClient> {
+  const keyFile = values['api-key-file'];
+  const tokenFile = values['admin-token-file'];
+  const apiKey = keyFile
+    ? await secretFrom('api-key-file', keyFile, environment)
+    : variable(environment, 'CRM_API_KEY');
+  const adminToken = tokenFile
+    ? await secretFrom('admin-token-file', tokenFile, environment)
+    : variable(environment, 'CRM_ADMIN_TOKEN');
+  const tenantId = values.tenant ?? variable(environment, 'CRM_TENANT_ID');
+  if (needs === 'apiKey') {
+    if (!apiKey) throw new UsageError('No API key: set CRM_API_KEY or pass --api-key-file <path>');
+    if (!tenantId) throw new UsageError('No tenant: pass --tenant <id> or set CRM_TENANT_ID');
+  }
+  if (needs === 'admin' && !adminToken) {
+    throw new UsageError("No administrator's token: set CRM_ADMIN_TOKEN or pass --admin-token-file <path>");
+  }
+  return new CrmClient({
+    baseUrl: values['base-url'] ?? variable(environment, 'CRM_BASE_URL'),
+    tenantId,
+    apiKey,
+    adminToken,
+    timeout: wholeNumber('--timeout', values.timeout ?? variable(environment, 'CRM_TIMEOUT')),
+    maxRetries: wholeNumber('--max-retries', values['max-retries'] ?? variable(environment, 'CRM_MAX_RETRIES')),
+  });
+}

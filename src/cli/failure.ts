@@ -1,0 +1,61 @@
+import {
+  CrmAuthenticationError,
+  CrmConnectionError,
+  CrmError,
+  CrmNotFoundError,
+  CrmPermissionDeniedError,
+  CrmRateLimitError,
+  CrmResponseValidationError,
+  CrmValidationError,
+  isCrmApiError,
+} from '../core/errors';
+import { UsageError } from './usage-error';
+
+/** The exit codes of `crm`, as README.md's "Command line" lists them. */
+export const EXIT = {
+  ok: 0,
+  other: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  rateLimited: 5,
+  connection: 6,
+  api: 7,
+  response: 8,
+} as const;
+
+/** The exit code for an error: the first class in the ladder it belongs to. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError || error instanceof CrmValidationError) return EXIT.usage;
+  if (error instanceof CrmAuthenticationError || error instanceof CrmPermissionDeniedError) return EXIT.auth;
+  if (error instanceof CrmNotFoundError) return EXIT.notFound;
+  if (error instanceof CrmRateLimitError) return EXIT.rateLimited;
+  if (error instanceof CrmConnectionError) return EXIT.connection;
+  if (isCrmApiError(error)) return EXIT.api;
+  if (error instanceof CrmResponseValidationError) return EXIT.response;
+  return EXIT.other;
+}
+
+/** The facts of an error that a script may branch on; absent ones are left out. */
+function factsOf(error: unknown): Record<string, unknown> {
+  const named = error instanceof Error ? error : new Error(String(error));
+  const facts: Record<string, unknown> = { name: named.name, message: named.message };
+  if (error instanceof CrmError) {
+    const { status, code, requestId, issues } = error as CrmError & Record<string, unknown>;
+    Object.assign(facts, { status, code, requestId, issues });
+  }
+  return facts;
+}
+
+/**
+ * How a failure is told on stderr: one line for a person at a terminal, a JSON object for a
+ * script. Never a stack: the SDK's messages say what failed and are masked already, and an
+ * error that is not the SDK's is a bug whose message is enough to report.
+ */
+export function describeFailure(error: unknown, asJson: boolean): string {
+  const facts = factsOf(error);
+  if (asJson) return `${JSON.stringify(facts)}\n`;
+  const oneLine = String(facts.message).replace(/\s*\n\s*/g, ' ');
+  const help = error instanceof UsageError ? ` (see ${error.help})` : '';
+  return `crm: ${oneLine}${help}\n`;
+}

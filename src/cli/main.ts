@@ -1,0 +1,146 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import type { PagePromise } from '../core/page';
+import { type Command, commands, kebab, words } from './commands';
+import { type ConnectionValues, clientFor, type Environment, wholeNumber } from './config';
+import { describeFailure, EXIT, exitCodeOf } from './failure';
+import { connectionOptions, inputOption, listOptions, type OptionSpec } from './global-options';
+import { commandHelp, namespaceHelp, topHelp } from './help';
+import { parseInput } from './input';
+import { invoke } from './invoke';
+import { pageJson, printAll, printJson, type Streams } from './output';
+import { UsageError } from './usage-error';
+
+/** Everything `crm` touches outside its arguments, so that tests can give their own. */
+export interface Io extends Streams, Environment {
+  /** Standard input as text, for `--json -`. */
+  readonly readStdin: () => Promise<string>;
+  /** The package's version, for `--version` and the MCP handshake. */
+  readonly version: string;
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(args: readonly string[], specs: Readonly<Record<string, OptionSpec>>, help: string) {
+  const options: ParseArgsOptionsConfig = {};
+  for (const [name, { type, short }] of Object.entries(specs)) options[name] = short ? { type, short } : { type };
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options,
+      strict: true,
+      allowPositionals: true,
+      allowNegative: true,
+    });
+    return { values: values as Values, positionals };
+  } catch (error) {
+    // parseArgs names the option and what is wrong with it; its code and stack add nothing.
+    throw new UsageError((error as Error).message, help);
+  }
+}
+
+/** Flags: one per field of the input; booleans as `--x` and `--no-x`. */
+const fieldOptions = (command: Command): Record<string, OptionSpec> =>
+  Object.fromEntries(
+    command.fields.map((field) => [
+      field.flag,
+      { type: field.schema.type === 'boolean' ? 'boolean' : 'string', help: '' } satisfies OptionSpec,
+    ]),
+  );
+
+/** `--api-key` or `--admin-token` with a value: refused before anything else reads argv. */
+const SECRET_FLAG = /^--(api-key|admin-token)(=|$)/;
+
+async function runCommand(command: Command, args: readonly string[], io: Io): Promise<number> {
+  const help = `crm ${words(command)} --help`;
+  const specs = {
+    ...connectionOptions,
+    ...(command.inputIn || command.positional ? inputOption : {}),
+    ...(command.list ? listOptions : {}),
+    ...fieldOptions(command),
+  };
+  const { values, positionals } = parse(args, specs, help);
+  if (values.help) {
+    await printText(io, commandHelp(command));
+    return EXIT.ok;
+  }
+  if (positionals.length > (command.positional ? 1 : 0)) {
+    throw new UsageError(`Unexpected argument "${positionals.at(-1)}"`, help);
+  }
+  if (!values.all && (values.prefetch !== undefined || values.max !== undefined)) {
+    throw new UsageError('--prefetch and --max go with --all', help);
+  }
+  const { positional, input } = await parseInput(
+    command,
+    values,
+    positionals,
+    values.json as string | undefined,
+    (spec) =>
+      spec === '-' ? io.readStdin() : spec.startsWith('@') ? io.readFile(spec.slice(1)) : Promise.resolve(spec),
+    help,
+  );
+  const crm = await clientFor(values as ConnectionValues, io, command.endpoint.auth);
+  if (!command.list) {
+    await printJson(io, await invoke(crm, command, { positional, input }));
+    return EXIT.ok;
+  }
+  const prefetch = wholeNumber('--prefetch', values.prefetch as string | undefined);
+  const list = invoke(crm, command, { positional, input }, prefetch === undefined ? {} : { prefetch }) as PagePromise<{
+    id: string;
+  }>;
+  if (values.all) await printAll(io, list, wholeNumber('--max', values.max as string | undefined));
+  else await printJson(io, pageJson(await list));
+  return EXIT.ok;
+}
+
+/** Help goes to stdout as text: it is what was asked for. */
+const printText = (io: Io, text: string): Promise<void> =>
+  new Promise((resolve) => io.stdout.write(text, () => resolve()));
+
+async function dispatch(argv: readonly string[], io: Io): Promise<number> {
+  if (argv.some((arg) => SECRET_FLAG.test(arg))) {
+    throw new UsageError(
+      'Secrets are never flag values (other users can read a command line): set CRM_API_KEY or CRM_ADMIN_TOKEN, or pass --api-key-file or --admin-token-file',
+    );
+  }
+  const [first, second, ...rest] = argv;
+  if (first === undefined) {
+    io.stderr.write(topHelp());
+    return EXIT.usage;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    await printText(io, topHelp());
+    return EXIT.ok;
+  }
+  if (first === '--version') {
+    await printText(io, `${io.version}\n`);
+    return EXIT.ok;
+  }
+  const namespace = commands.find((command) => kebab(command.namespace) === first)?.namespace;
+  if (!namespace) throw new UsageError(`Unknown command "${first}"`);
+  if (second === undefined || second === '--help' || second === '-h') {
+    const text = namespaceHelp(namespace);
+    if (second === undefined) {
+      io.stderr.write(text);
+      return EXIT.usage;
+    }
+    await printText(io, text);
+    return EXIT.ok;
+  }
+  const command = commands.find((c) => c.namespace === namespace && kebab(c.method) === second);
+  if (!command) throw new UsageError(`Unknown command "${first} ${second}"`, `crm ${first} --help`);
+  return runCommand(command, rest, io);
+}
+
+/**
+ * Runs `crm` with these arguments (without the node and script paths) and returns the exit code.
+ * Output goes to `io`; a failure is told on stderr, as one line on a terminal, else as JSON.
+ */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } catch (error) {
+    const asJson = argv.includes('--json-errors') || !io.stderr.isTTY;
+    io.stderr.write(describeFailure(error, asJson));
+    return exitCodeOf(error);
+  }
+}

@@ -1,0 +1,96 @@
+import type { Writable } from 'node:stream';
+import type { Page, PagePromise } from '../core/page';
+
+/** Where a command writes, and whether a person is watching each stream. */
+export interface Streams {
+  readonly stdout: Writable & { readonly isTTY?: boolean };
+  readonly stderr: Writable & { readonly isTTY?: boolean };
+}
+
+/** Writes, and when the stream's buffer is full waits for it to drain: memory stays bounded. */
+async function write(stream: Writable, text: string): Promise<void> {
+  if (stream.write(text)) return;
+  await new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      stream.off('close', done);
+      if (error) reject(error);
+      else resolve();
+    };
+    stream.once('drain', done);
+    stream.once('error', done);
+    // A reader that went away (`| head -1`) closes the pipe without draining it.
+    stream.once('close', done);
+  });
+}
+
+/** A result as JSON: indented for a person at a terminal, one line for a script. */
+export const printJson = (streams: Streams, value: unknown): Promise<void> =>
+  write(streams.stdout, `${JSON.stringify(value, null, streams.stdout.isTTY ? 2 : undefined)}\n`);
+
+/** One page as the API gives it: its records and the server's `pagination`. */
+export const pageJson = (page: Page<{ id: string }>): { data: readonly unknown[]; pagination: unknown } => ({
+  data: page.data,
+  pagination: page.pagination,
+});
+
+/** How often the progress line is redrawn. */
+const PROGRESS_MS = 100;
+
+/** The `--all` progress line on stderr: only when a person watches stderr. */
+class Progress {
+  readonly #stderr: Streams['stderr'] | undefined;
+  readonly #start = performance.now();
+  #drawn = 0;
+  records = 0;
+  pages = 0;
+
+  constructor(stderr: Streams['stderr']) {
+    this.#stderr = stderr.isTTY ? stderr : undefined;
+  }
+
+  update(force = false): void {
+    const now = performance.now();
+    if (!this.#stderr || (!force && now - this.#drawn < PROGRESS_MS)) return;
+    this.#drawn = now;
+    const perSecond = Math.round(this.records / Math.max((now - this.#start) / 1000, 0.001));
+    const n = (value: number) => value.toLocaleString('en-US');
+    // \r and "erase line": the line is redrawn in place.
+    this.#stderr.write(`\r\x1b[K${n(this.records)} records, ${n(this.pages)} pages, ${n(perSecond)} records/s`);
+  }
+
+  end(): void {
+    if (!this.#stderr) return;
+    this.update(true);
+    this.#stderr.write('\n');
+  }
+}
+
+/**
+ * Every record of a list as NDJSON, page by page as they arrive (`for await` over the SDK's
+ * pages, with its prefetch), so an export of any size holds a few pages in memory at a time.
+ * Stops after `max` records when given.
+ */
+export async function printAll(
+  streams: Streams,
+  list: PagePromise<{ id: string }>,
+  max: number | undefined,
+): Promise<void> {
+  if (max === 0) return;
+  const progress = new Progress(streams.stderr);
+  try {
+    for await (const page of list.pages()) {
+      const records = max === undefined ? page.data : page.data.slice(0, max - progress.records);
+      let lines = '';
+      for (const record of records) lines += `${JSON.stringify(record)}\n`;
+      progress.records += records.length;
+      progress.pages++;
+      if (lines) await write(streams.stdout, lines);
+      progress.update();
+      if (max !== undefined && progress.records >= max) break;
+    }
+  } finally {
+    progress.end();
+  }
+}

@@ -1,0 +1,212 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateFakeData } from '../../src/testing/index';
+import { ADMIN_TOKEN, API_KEY, closedPort, OPP_PATH, reply, TENANT, useFaultServer } from '../faults/server';
+import { startedServer } from '../support/fake-harness';
+import { type CrmRun, envFor, runCrm } from './run-crm';
+
+async function fakeCrm(options: Parameters<typeof startedServer>[0] = {}) {
+  const srv = await startedServer({
+    seed: generateFakeData({ accounts: 2, contacts: 2, opportunities: 2 }),
+    ...options,
+  });
+  return { fake: srv.fake, env: envFor({ ...srv.fake.credentials, baseUrl: srv.url }) };
+}
+
+/** The JSON object a failure prints on stderr when stderr is not a terminal. */
+const failure = (run: CrmRun): Record<string, unknown> => JSON.parse(run.stderr) as Record<string, unknown>;
+
+const faultEnv = (url: string) => ({
+  CRM_BASE_URL: url,
+  CRM_TENANT_ID: TENANT,
+  CRM_API_KEY: API_KEY,
+  CRM_ADMIN_TOKEN: ADMIN_TOKEN,
+});
+
+describe('crm exit codes', () => {
+  const faults = useFaultServer();
+
+  it('exits 2 with the SDK validation message on bad input, and sends nothing', async () => {
+    const { fake, env } = await fakeCrm();
+    const run = await runCrm(['contacts', 'list', '--limit', '0'], env);
+    expect(run.code).toBe(2);
+    expect(failure(run)).toEqual({
+      name: 'CrmValidationError',
+      message: 'Invalid input: limit: Too small: expected number to be >=1',
+      issues: [{ field: 'limit', path: ['limit'], message: 'Too small: expected number to be >=1' }],
+    });
+    expect(run.stdout).toBe('');
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('exits 2 on a usage error (unknown option, extra argument, --json that is no object), and sends nothing', async () => {
+    const { fake, env } = await fakeCrm();
+    for (const args of [
+      ['contacts', 'list', '--colour', 'red'],
+      ['contacts', 'lists'],
+      ['widgets', 'list'],
+      ['opportunities', 'get', 'opp_1', 'opp_2'],
+      ['contacts', 'create', '--json', '[1]'],
+      ['contacts', 'create', '--json', '{nope'],
+      ['contacts', 'create', '--json', '@/nonexistent/input.json'],
+      ['contacts', 'list', '--max', '5'],
+      ['api-key', 'status', '--json', '{"x":1}'],
+    ]) {
+      const run = await runCrm(args, env);
+      expect({ args, code: run.code, name: failure(run).name }).toEqual({
+        args,
+        code: 2,
+        name: expect.stringMatching(/Error$/),
+      });
+    }
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('exits 3 when the API key is refused', async () => {
+    const { env } = await fakeCrm();
+    const run = await runCrm(['contacts', 'list'], { ...env, CRM_API_KEY: 'wrong-key-0123' });
+    expect(run.code).toBe(3);
+    expect(failure(run)).toEqual(expect.objectContaining({ name: 'CrmAuthenticationError', status: 401 }));
+  });
+
+  it('exits 3 on a 403', async () => {
+    faults().script('GET', OPP_PATH, reply.jsonError(403, 'not for you'));
+    const run = await runCrm(['opportunities', 'get', 'opp_1'], faultEnv(faults().url));
+    expect(run.code).toBe(3);
+    expect(failure(run).name).toBe('CrmPermissionDeniedError');
+  });
+
+  it('exits 4 when the record is not found, with the code and the request id', async () => {
+    const { env } = await fakeCrm();
+    const run = await runCrm(['opportunities', 'get', 'opp_missing'], env);
+    expect(run.code).toBe(4);
+    expect(failure(run)).toEqual({
+      name: 'CrmNotFoundError',
+      message: expect.stringContaining('404 from GET /integrations/v1/opportunities/opp_missing'),
+      status: 404,
+      code: 'NOT_FOUND',
+      requestId: expect.stringMatching(/^req_/),
+    });
+  });
+
+  it('exits 5 when rate limited past the retries', async () => {
+    const { fake, env } = await fakeCrm({ rateLimit: { perSecond: 0.001, burst: 1 } });
+    expect((await runCrm(['contacts', 'list'], env)).code).toBe(0);
+    const run = await runCrm(['contacts', 'list', '--max-retries', '0'], env);
+    expect(run.code).toBe(5);
+    expect(failure(run)).toEqual(expect.objectContaining({ name: 'CrmRateLimitError', status: 429 }));
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('exits 6 when the connection fails or times out', async () => {
+    const refused = await runCrm(
+      ['contacts', 'list', '--max-retries', '0'],
+      faultEnv(`http://127.0.0.1:${await closedPort()}`),
+    );
+    expect(refused.code).toBe(6);
+    expect(failure(refused).name).toBe('CrmConnectionError');
+
+    faults().script('GET', OPP_PATH, reply.hang());
+    const slow = await runCrm(
+      ['opportunities', 'get', 'opp_1', '--timeout', '200', '--max-retries', '0'],
+      faultEnv(faults().url),
+    );
+    expect(slow.code).toBe(6);
+    expect(failure(slow).name).toBe('CrmTimeoutError');
+  });
+
+  it('exits 7 on any other error the API answers with', async () => {
+    const { env } = await fakeCrm();
+    const run = await runCrm(['opportunities', 'create', '--name', 'R', '--account-id', 'acc_nowhere'], env);
+    expect(run.code).toBe(7);
+    expect(failure(run)).toEqual(
+      expect.objectContaining({ name: 'CrmBadRequestError', status: 400, code: 'INVALID_REFERENCE' }),
+    );
+  });
+
+  it('exits 8 when the response fails validation', async () => {
+    faults().script('GET', OPP_PATH, reply.ok({ id: 42 }));
+    const run = await runCrm(['opportunities', 'get', 'opp_1'], faultEnv(faults().url));
+    expect(run.code).toBe(8);
+    expect(failure(run).name).toBe('CrmResponseValidationError');
+  });
+
+  it('prints no stack trace for an expected error', async () => {
+    const { env } = await fakeCrm();
+    const run = await runCrm(['opportunities', 'get', 'opp_missing'], env);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('crm and credentials', () => {
+  const faults = useFaultServer();
+
+  it('refuses a key given as a flag, without repeating it, and sends nothing', async () => {
+    const { fake, env } = await fakeCrm();
+    for (const args of [
+      ['contacts', 'list', '--api-key', 'sk_live_flagsecret'],
+      ['contacts', 'list', '--api-key=sk_live_flagsecret'],
+      ['api-key', 'status', '--admin-token', 'sk_live_flagsecret'],
+    ]) {
+      const run = await runCrm(args, env);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('CRM_API_KEY');
+      expect(run.stdout + run.stderr).not.toContain('flagsecret');
+    }
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('reads the API key and the admin token from files, and never prints them', async () => {
+    const { fake, env } = await fakeCrm();
+    const dir = await mkdtemp(join(tmpdir(), 'crm-secret-'));
+    const keyFile = join(dir, 'key');
+    const tokenFile = join(dir, 'token');
+    await writeFile(keyFile, `${env.CRM_API_KEY}\n`);
+    await writeFile(tokenFile, `${env.CRM_ADMIN_TOKEN}\n`);
+    const { CRM_API_KEY, CRM_ADMIN_TOKEN, ...rest } = env;
+    const listed = await runCrm(['contacts', 'list', '--api-key-file', keyFile], rest);
+    expect(listed.code).toBe(0);
+    expect(fake.requests.at(-1)?.headers['x-api-key']).toBe(CRM_API_KEY);
+    const status = await runCrm(['api-key', 'status', '--admin-token-file', tokenFile], rest);
+    expect(status.code).toBe(0);
+    expect(fake.requests.at(-1)?.headers.authorization).toBe(`Bearer ${CRM_ADMIN_TOKEN}`);
+    for (const run of [listed, status]) {
+      expect(run.stdout + run.stderr).not.toContain(String(CRM_API_KEY));
+      expect(run.stdout + run.stderr).not.toContain(String(CRM_ADMIN_TOKEN));
+    }
+    const empty = join(dir, 'empty');
+    await writeFile(empty, '\n');
+    const refused = await runCrm(['contacts', 'list', '--api-key-file', empty], rest);
+    expect(refused.code).toBe(2);
+    expect(failure(refused).message).toBe(`--api-key-file: ${empty} is empty`);
+  });
+
+  it('says which credential is missing before sending anything', async () => {
+    const { fake, env } = await fakeCrm();
+    const { CRM_API_KEY: _, CRM_ADMIN_TOKEN: __, ...rest } = env;
+    const noKey = await runCrm(['contacts', 'list'], rest);
+    expect(noKey.code).toBe(2);
+    expect(failure(noKey).message).toContain('CRM_API_KEY');
+    const noToken = await runCrm(['api-key', 'generate'], rest);
+    expect(noToken.code).toBe(2);
+    expect(failure(noToken).message).toContain('CRM_ADMIN_TOKEN');
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('masks a key that a hostile server echoes in its error, on every output', async () => {
+    faults().script('GET', OPP_PATH, reply.jsonError(500, `upstream refused key ${API_KEY} for ${TENANT}`));
+    faults().script('POST', '/integrations/api-key/generate', reply.jsonError(400, `bad token ${ADMIN_TOKEN}`));
+    const runs = [
+      await runCrm(['opportunities', 'get', 'opp_1', '--max-retries', '0'], faultEnv(faults().url)),
+      await runCrm(['api-key', 'generate'], faultEnv(faults().url)),
+    ];
+    expect(runs.map((run) => run.code)).toEqual([7, 7]);
+    for (const run of runs) {
+      expect(run.stdout + run.stderr).not.toContain(API_KEY);
+      expect(run.stdout + run.stderr).not.toContain(ADMIN_TOKEN);
+    }
+  });
+});
