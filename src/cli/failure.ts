@@ -9,7 +9,11 @@ import {
   CrmValidationError,
   isCrmApiError,
 } from '../core/errors';
+import { jsonText } from './output';
 import { UsageError } from './usage-error';
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** The exit codes of `crm`, as README.md's "Command line" lists them. */
 export const EXIT = {
@@ -54,8 +58,11 @@ function factsOf(error: unknown): Record<string, unknown> {
  */
 export function describeFailure(error: unknown, asJson: boolean): string {
   const facts = factsOf(error);
-  if (asJson) return `${JSON.stringify(facts)}\n`;
-  const oneLine = String(facts.message).replace(/\s*\n\s*/g, ' ');
+  if (asJson) return `${jsonText(facts)}\n`;
+  // A server's words reach the message: no control character of theirs may reach the terminal.
+  const oneLine = String(facts.message)
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const help = error instanceof UsageError ? ` (see ${error.help})` : '';
   return `crm: ${oneLine}${help}\n`;
 }

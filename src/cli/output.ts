@@ -25,9 +25,21 @@ async function write(stream: Writable, text: string): Promise<void> {
   });
 }
 
+/**
+ * The C1 control characters, which JSON leaves as they are: a terminal may read U+009B as the
+ * start of an escape sequence, so a hostile server's string could drive it. Escaped, the JSON
+ * means the same (they can only occur inside strings).
+ */
+const C1 = /[\u007f-\u009f]/g;
+const escapeC1 = (json: string): string =>
+  json.replace(C1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** JSON of a value, safe to show on a terminal. */
+export const jsonText = (value: unknown, indent?: number): string => escapeC1(JSON.stringify(value, null, indent));
+
 /** A result as JSON: indented for a person at a terminal, one line for a script. */
 export const printJson = (streams: Streams, value: unknown): Promise<void> =>
-  write(streams.stdout, `${JSON.stringify(value, null, streams.stdout.isTTY ? 2 : undefined)}\n`);
+  write(streams.stdout, `${jsonText(value, streams.stdout.isTTY ? 2 : undefined)}\n`);
 
 /** One page as the API gives it: its records and the server's `pagination`. */
 export const pageJson = (page: Page<{ id: string }>): { data: readonly unknown[]; pagination: unknown } => ({
@@ -83,7 +95,7 @@ export async function printAll(
     for await (const page of list.pages()) {
       const records = max === undefined ? page.data : page.data.slice(0, max - progress.records);
       let lines = '';
-      for (const record of records) lines += `${JSON.stringify(record)}\n`;
+      for (const record of records) lines += `${jsonText(record)}\n`;
       progress.records += records.length;
       progress.pages++;
       if (lines) await write(streams.stdout, lines);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 import { generateFakeData } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
-import { CRM_BIN, envFor, runCrm } from './run-crm';
+import { CRM_BIN, envFor, runCrm, runInProcess, terminal } from './run-crm';
 
 async function fakeCrm(contacts: number) {
   const srv = await startedServer({ seed: generateFakeData({ accounts: 2, contacts }) });
@@ -62,30 +62,6 @@ describe('crm <namespace> list --all', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 });
-
-/** A stream that keeps what is written, and says it is (or is not) a terminal. */
-function terminal(isTTY: boolean) {
-  const stream = Object.assign(new PassThrough(), { isTTY });
-  let text = '';
-  stream.on('data', (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  return { stream, text: () => text };
-}
-
-async function runInProcess(args: string[], env: Record<string, string>, tty: { stdout: boolean; stderr: boolean }) {
-  const stdout = terminal(tty.stdout);
-  const stderr = terminal(tty.stderr);
-  const code = await main(args, {
-    stdout: stdout.stream,
-    stderr: stderr.stream,
-    env,
-    readFile: () => Promise.reject(new Error('no files here')),
-    readStdin: () => Promise.resolve(''),
-    version: '0.0.0-test',
-  });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
 
 describe('crm on a terminal', () => {
   it('draws one updating progress line on stderr with --all, and nothing when stderr is not a terminal', async () => {

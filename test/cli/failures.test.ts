@@ -3,9 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateFakeData } from '../../src/testing/index';
-import { ADMIN_TOKEN, API_KEY, closedPort, OPP_PATH, reply, TENANT, useFaultServer } from '../faults/server';
+import {
+  ADMIN_TOKEN,
+  API_KEY,
+  closedPort,
+  OPP_PATH,
+  OPPORTUNITY,
+  reply,
+  TENANT,
+  useFaultServer,
+} from '../faults/server';
 import { startedServer } from '../support/fake-harness';
-import { type CrmRun, envFor, runCrm } from './run-crm';
+import { type CrmRun, envFor, runCrm, runInProcess } from './run-crm';
 
 async function fakeCrm(options: Parameters<typeof startedServer>[0] = {}) {
   const srv = await startedServer({
@@ -208,5 +217,22 @@ describe('crm and credentials', () => {
       expect(run.stdout + run.stderr).not.toContain(API_KEY);
       expect(run.stdout + run.stderr).not.toContain(ADMIN_TOKEN);
     }
+  });
+
+  it('lets no control character of a hostile server reach the terminal', async () => {
+    faults().script('GET', OPP_PATH, reply.jsonError(404, 'gone \u001b]0;pwned\u0007 \u009b31m red'));
+    faults().script('GET', OPP_PATH, reply.ok({ ...OPPORTUNITY, name: 'Renewal \u001b[2J\u009b2J' }));
+    const env = faultEnv(faults().url);
+    const tty = { stdout: true, stderr: true };
+    const failed = await runInProcess(['opportunities', 'get', 'opp_1', '--max-retries', '0'], env, tty);
+    expect(failed.code).toBe(4);
+    expect(failed.stderr).toBe(
+      'crm: 404 from GET /integrations/v1/opportunities/opp_1: gone \\u001b]0;pwned\\u0007 \\u009b31m red\n',
+    );
+    const shown = await runInProcess(['opportunities', 'get', 'opp_1'], env, tty);
+    expect(shown.code).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be there
+    expect(shown.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(JSON.parse(shown.stdout).name).toBe('Renewal \u001b[2J\u009b2J');
   });
 });

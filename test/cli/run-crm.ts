@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { main } from '../../src/cli/main';
 
 /** The built bin: `npm test` builds before it runs the tests. */
 export const CRM_BIN = fileURLToPath(new URL('../../dist/cli/crm.js', import.meta.url));
@@ -51,3 +53,31 @@ export const envFor = (credentials: {
   CRM_API_KEY: credentials.apiKey ?? '',
   CRM_ADMIN_TOKEN: credentials.adminToken,
 });
+
+/** A stream that keeps what is written, and says it is (or is not) a terminal. */
+export function terminal(isTTY: boolean) {
+  const stream = Object.assign(new PassThrough(), { isTTY });
+  let text = '';
+  stream.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  return { stream, text: () => text };
+}
+
+export async function runInProcess(
+  args: string[],
+  env: Record<string, string>,
+  tty: { stdout: boolean; stderr: boolean },
+) {
+  const stdout = terminal(tty.stdout);
+  const stderr = terminal(tty.stderr);
+  const code = await main(args, {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env,
+    readFile: () => Promise.reject(new Error('no files here')),
+    readStdin: () => Promise.resolve(''),
+    version: '0.0.0-test',
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
