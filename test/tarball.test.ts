@@ -127,7 +127,7 @@ describe('the tarball without msw installed', () => {
     },
   );
 
-  test('the crm-fake bin serves and answers', async () => {
+  test('the crm-fake bin serves and answers, and the crm bin exports from it', async () => {
     const child = spawn(process.execPath, [join(bare, 'node_modules/.bin/crm-fake'), '--port', '0', '--records', '2']);
     try {
       let stdout = '';
@@ -147,6 +147,25 @@ describe('the tarball without msw installed', () => {
 
       expect(answer.status).toBe(200);
       expect(((await answer.json()) as { data: unknown[] }).data).toHaveLength(2);
+
+      // The crm bin, as installed, exports them (it needs neither msw nor the MCP SDK).
+      const exported = await exec(
+        process.execPath,
+        [join(bare, 'node_modules/.bin/crm'), 'contacts', 'list', '--all', '--limit', '1'],
+        {
+          cwd: bare,
+          env: {
+            PATH: process.env.PATH,
+            ...Object.fromEntries(Object.entries(vars).filter(([name]) => name.startsWith('CRM_'))),
+          },
+        },
+      );
+      expect(
+        exported.stdout
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line).id),
+      ).toHaveLength(2);
     } finally {
       child.kill('SIGTERM');
     }
