@@ -18,7 +18,7 @@ import { type Command, commands, type EndpointName, jsonSchemaOf, kebab } from '
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
 /** An OpenAPI parameter: a path id, a query field, the tenant, or the `x-tenant-id` header. */
-export interface OpenApiParameter {
+interface OpenApiParameter {
   readonly name: string;
   readonly in: 'path' | 'query' | 'header';
   readonly required: boolean;

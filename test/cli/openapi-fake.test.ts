@@ -14,6 +14,7 @@ import { FakeCrmCore } from '../../src/testing/index';
 
 /** What the test asks of ajv. */
 interface Ajv {
+  compile(schema: object): unknown;
   validate(schema: object, data: unknown): boolean;
   errorsText(): string;
 }
@@ -52,6 +53,23 @@ async function callEveryEndpoint(fake: FakeCrmCore, fetch: typeof globalThis.fet
   await crm.activities.list({ opportunityId: opportunity.id, page: 1, fromDate: '2020-01-01T00:00:00Z' });
   await crm.grants.resolve('grant_demo');
 }
+
+test("every schema of the document compiles in ajv's strict JSON Schema 2020-12 mode", async () => {
+  const document = await resolvedDocument();
+  const ajv = new Ajv2020({ strict: true, formats: { 'date-time': true } });
+  const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+  const schemas = [
+    ...Object.values(document.components.schemas),
+    ...operations.flatMap((o) => [
+      ...o.parameters.map((p) => p.schema),
+      ...(o.requestBody ? [o.requestBody.content['application/json'].schema] : []),
+      o.responses['2XX'].content['application/json'].schema,
+      o.responses.default.content['application/json'].schema,
+    ]),
+  ];
+  expect(schemas.length).toBeGreaterThan(13 * 3);
+  for (const schema of schemas) expect(() => ajv.compile(schema)).not.toThrow();
+});
 
 /** A query string's value as its schema types it: the wire carries text. */
 const typed = (value: string, schema: JsonSchema) =>
