@@ -1,0 +1,269 @@
+import type * as z from 'zod/mini';
+import { PathId, placeholdersOf } from '../internal/path';
+import { AccountSchema } from '../schemas/account';
+import { ActivitySchema } from '../schemas/activity';
+import { NonEmptyString } from '../schemas/common';
+import { ContactSchema } from '../schemas/contact';
+import { OpportunitySchema } from '../schemas/opportunity';
+import { PaginationSchema } from '../schemas/pagination';
+import { type Command, commands, type EndpointName, jsonSchemaOf, kebab } from './commands';
+
+/*
+ * `crm openapi`: the API as an OpenAPI 3.1 document, written from the command table (the endpoint
+ * table plus the SDK's names) and the zod schemas' JSON Schema. Nothing here names a row, but for
+ * the one exception below, so a new row is a new operation. Only the `crm` bin loads this module.
+ */
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1), as zod 4 writes it. */
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+/** An OpenAPI parameter: a path id, a query field, the tenant, or the `x-tenant-id` header. */
+interface OpenApiParameter {
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header';
+  readonly required: boolean;
+  readonly description?: string;
+  readonly schema: JsonSchema;
+}
+
+/** A response or request body of JSON. */
+interface JsonContent {
+  readonly 'application/json': { readonly schema: JsonSchema };
+}
+
+/** One endpoint row as an OpenAPI operation. */
+export interface OpenApiOperation {
+  /** `<namespace>_<method>` in snake case: `opportunities_get`, `api_key_status`. */
+  readonly operationId: string;
+  readonly summary: string;
+  readonly tags: readonly [string];
+  readonly security: readonly [Partial<Record<SecurityScheme, readonly []>>];
+  readonly parameters: readonly OpenApiParameter[];
+  readonly requestBody?: { readonly required: true; readonly content: JsonContent };
+  readonly responses: {
+    readonly '2XX': { readonly description: string; readonly content: JsonContent };
+    readonly default: { readonly description: string; readonly content: JsonContent };
+  };
+}
+
+type SecurityScheme = 'apiKey' | 'adminBearer';
+type HttpMethod = 'get' | 'post' | 'put';
+
+/** The document `crm openapi` prints. */
+export interface OpenApiDocument {
+  readonly openapi: '3.1.0';
+  readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly servers: readonly [
+    { readonly url: '{base_url}'; readonly variables: { base_url: { default: string; description: string } } },
+  ];
+  readonly tags: readonly { readonly name: string }[];
+  readonly paths: Readonly<Record<string, Partial<Record<HttpMethod, OpenApiOperation>>>>;
+  readonly components: {
+    readonly securitySchemes: Readonly<Record<SecurityScheme, JsonSchema>>;
+    readonly schemas: Readonly<Record<string, JsonSchema>>;
+  };
+}
+
+/** Options of {@link openApiDocument}. */
+export interface OpenApiOptions {
+  /** `info.version`: the SDK's version, since the document is written from its schemas. */
+  readonly version: string;
+}
+
+/**
+ * Response records with a name, written once under `components.schemas` and `$ref`ed, so that a
+ * code generator names their types. A row whose data schema is not here gets it inline. The open
+ * objects of the spec's unshown results (grant, key status, ...) are one schema under four names:
+ * they stay inline.
+ */
+const named = new Map<z.ZodMiniType, string>([
+  [OpportunitySchema, 'Opportunity'],
+  [ActivitySchema, 'Activity'],
+  [AccountSchema, 'Account'],
+  [ContactSchema, 'Contact'],
+  [PaginationSchema, 'Pagination'],
+]);
+
+/**
+ * Fields of the SDK's input that it does not send: it turns them into others before the request,
+ * in a zod transform whose output JSON Schema cannot say. `activities.create({ opportunityId })`
+ * sends `relatedToType: 'opportunity'` and `relatedToId`, which its input also takes; the spec's
+ * body has no `opportunityId`. A test checks each name is still in its input schema.
+ */
+export const sdkOnlyFields: Partial<Record<EndpointName, readonly string[]>> = {
+  createActivity: ['opportunityId'],
+};
+
+/** zod's JSON Schema without the top-level `$schema`: it is not allowed in an OpenAPI document. */
+function schemaOf(schema: z.ZodMiniType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _, ...rest } = jsonSchemaOf(schema, io);
+  return rest;
+}
+
+const refTo = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** A response schema: a `$ref` to its component when it has a name, else inline. */
+function outputOf(schema: z.ZodMiniType): JsonSchema {
+  const name = named.get(schema);
+  return name ? refTo(name) : schemaOf(schema, 'output');
+}
+
+interface ObjectSchema extends JsonSchema {
+  readonly properties?: Readonly<Record<string, JsonSchema>>;
+  readonly required?: readonly string[];
+}
+
+// The pieces below are written anew wherever they go: a document that shared an object between two
+// places would be printed by a YAML writer with an anchor and an alias, which some tools refuse.
+
+/** The tenant id, in the query or the body: the spec's "string, min length 1". */
+const tenantSchema = () => schemaOf(NonEmptyString, 'input');
+
+// The spec: "The header x-tenant-id may optionally be sent as an alternative."
+const tenantHeader = (): OpenApiParameter => ({
+  name: 'x-tenant-id',
+  in: 'header',
+  required: false,
+  description:
+    'The tenant id, as an alternative to tenantId (the spec). Which wins when both are sent is not shown by the spec; the SDK sends both, with the same value.',
+  schema: tenantSchema(),
+});
+
+/**
+ * The tenant in the query is required, as the spec's table says ("query, required"), although
+ * `x-tenant-id` is "an alternative": the spec shows no call made with the header alone, nor which
+ * wins when both are sent, and the SDK always sends both. A document that made it optional would
+ * let a generated client send a request the spec does not show working.
+ */
+const tenantQuery = (): OpenApiParameter => ({
+  name: 'tenantId',
+  in: 'query',
+  required: true,
+  description: 'The tenant the call is scoped to.',
+  schema: tenantSchema(),
+});
+
+function parametersOf({ endpoint }: Command): OpenApiParameter[] {
+  const path = placeholdersOf(endpoint.path).map(
+    (name): OpenApiParameter => ({ name, in: 'path', required: true, schema: schemaOf(PathId, 'input') }),
+  );
+  const tenant = { query: [tenantQuery(), tenantHeader()], body: [tenantHeader()], none: [] }[endpoint.tenantIn];
+  const query = endpoint.query ? (schemaOf(endpoint.query, 'input') as ObjectSchema) : {};
+  const fields = Object.entries(query.properties ?? {}).map(
+    ([name, schema]): OpenApiParameter => ({
+      name,
+      in: 'query',
+      required: query.required?.includes(name) ?? false,
+      schema,
+    }),
+  );
+  // The tenant comes before the query's own fields, as the SDK writes the query string.
+  return [...path, ...tenant.filter((p) => p.in === 'query'), ...fields, ...tenant.filter((p) => p.in === 'header')];
+}
+
+/**
+ * The JSON body as sent: the body schema's input JSON Schema (its output is the same but where a
+ * transform hides it), less the SDK-only fields, plus a required `tenantId` where the tenant goes
+ * in the body.
+ */
+function requestBodyOf({ name, endpoint }: Command): JsonSchema | undefined {
+  if (!endpoint.body && endpoint.tenantIn !== 'body') return undefined;
+  const schema: ObjectSchema = endpoint.body ? schemaOf(endpoint.body, 'input') : { type: 'object' };
+  const dropped = new Set(sdkOnlyFields[name]);
+  const properties = Object.entries(schema.properties ?? {}).filter(([field]) => !dropped.has(field));
+  const { required: all = [], ...rest } = schema;
+  const required = all.filter((field) => !dropped.has(field));
+  if (endpoint.tenantIn === 'body') {
+    properties.unshift(['tenantId', tenantSchema()]);
+    required.unshift('tenantId');
+  }
+  // An empty `required` is left out, as zod leaves it out.
+  return { ...rest, properties: Object.fromEntries(properties), ...(required.length ? { required } : {}) };
+}
+
+/**
+ * The success envelope, from the SDK's own envelope schema, with its records `$ref`ed:
+ * `{ success: true, data, pagination }` (`data` an array and `pagination` only on lists).
+ */
+function envelopeOf({ endpoint }: Command): JsonSchema {
+  const envelope = schemaOf(endpoint.envelope, 'output') as ObjectSchema;
+  const data = outputOf(endpoint.data);
+  const properties = {
+    ...envelope.properties,
+    data: endpoint.list ? { type: 'array', items: data } : data,
+    ...(endpoint.list ? { pagination: outputOf(PaginationSchema) } : {}),
+  };
+  return { ...envelope, properties };
+}
+
+const json = (schema: JsonSchema): JsonContent => ({ 'application/json': { schema } });
+
+function operationOf(command: Command): OpenApiOperation {
+  const { namespace, method, summary, endpoint } = command;
+  const body = requestBodyOf(command);
+  return {
+    operationId: `${kebab(namespace)}-${kebab(method)}`.replaceAll('-', '_'),
+    summary,
+    tags: [namespace],
+    security: [endpoint.auth === 'admin' ? { adminBearer: [] } : { apiKey: [] }],
+    parameters: parametersOf(command),
+    ...(body ? { requestBody: { required: true, content: json(body) } as const } : {}),
+    responses: {
+      // The spec shows no success codes (its responses are labelled only as default): 2XX says
+      // "a success" without inventing one, and lets code generators tell success from failure.
+      '2XX': { description: 'Success: the envelope, with `success` true.', content: json(envelopeOf(command)) },
+      default: {
+        description:
+          'A failure. The spec shows neither the error body nor which status codes follow which failure; responses are JSON.',
+        content: json({}),
+      },
+    },
+  };
+}
+
+/**
+ * The API as an OpenAPI 3.1 document: every row of the endpoint table as an operation, with its
+ * parameters, tenant, request body, success envelope and security scheme, from the SDK's zod
+ * schemas. Plain data: `JSON.stringify()` of it is the same on every call.
+ */
+export function openApiDocument({ version }: OpenApiOptions): OpenApiDocument {
+  const paths: Record<string, Partial<Record<HttpMethod, OpenApiOperation>>> = {};
+  for (const command of commands) {
+    const path = `/${command.endpoint.path}`;
+    paths[path] = { ...paths[path], [command.endpoint.method.toLowerCase() as HttpMethod]: operationOf(command) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'CRM external integration API',
+      version,
+      description:
+        'Written by crm-integration-sdk from its endpoint table and zod schemas: what the SDK sends, and what it accepts back. Where the spec shows nothing (error bodies, status codes, most result fields), neither does this document.',
+    },
+    servers: [
+      {
+        url: '{base_url}',
+        variables: {
+          base_url: {
+            default: 'https://crm.example.com',
+            description: "The root address of the external API (the spec's {base_url}); the default is a placeholder.",
+          },
+        },
+      },
+    ],
+    tags: [...new Set(commands.map((c) => c.namespace))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "The tenant's integration API key." },
+        adminBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: "A tenant administrator's token, for key management.",
+        },
+      },
+      schemas: Object.fromEntries([...named].map(([schema, name]) => [name, schemaOf(schema, 'output')])),
+    },
+  };
+}

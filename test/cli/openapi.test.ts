@@ -1,0 +1,198 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, test } from 'vitest';
+import { type Command, commands, jsonSchemaOf } from '../../src/cli/commands';
+import {
+  type JsonSchema,
+  type OpenApiDocument,
+  type OpenApiOperation,
+  openApiDocument,
+  sdkOnlyFields,
+} from '../../src/cli/openapi';
+import { endpoints } from '../../src/endpoints';
+import { placeholdersOf } from '../../src/internal/path';
+
+/* `crm openapi`: the document is valid OpenAPI 3.1 and says, row by row, what the endpoint table says. */
+
+const document = openApiDocument({ version: '1.2.3' });
+
+/** The document as the validator resolves it: every `$ref` replaced by its target. */
+async function resolve(): Promise<OpenApiDocument> {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(document) as unknown as Record<string, unknown>);
+  expect(result.valid, JSON.stringify(result.errors, null, 2)).toBe(true);
+  return validator.resolveRefs() as unknown as OpenApiDocument;
+}
+let resolving: Promise<OpenApiDocument> | undefined;
+/** The resolved document, once for the file. */
+const resolved = () => {
+  resolving ??= resolve();
+  return resolving;
+};
+
+const operationOf = (doc: OpenApiDocument, { endpoint }: Command): OpenApiOperation | undefined =>
+  doc.paths[`/${endpoint.path}`]?.[endpoint.method.toLowerCase() as 'get' | 'post' | 'put'];
+
+/** zod's JSON Schema without the `$schema` keyword, as the document holds it. */
+const bare = (schema: JsonSchema): JsonSchema => {
+  const { $schema: _, ...rest } = schema;
+  return rest;
+};
+
+interface ObjectSchema {
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+}
+
+/** Every object and array in a value, depth first, with the path to it. */
+function* nodes(value: unknown, path = '#'): Generator<[string, object]> {
+  if (typeof value !== 'object' || value === null) return;
+  yield [path, value];
+  for (const [key, child] of Object.entries(value)) yield* nodes(child, `${path}/${key}`);
+}
+
+test('the document passes the OpenAPI 3.1 validator', async () => {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(document) as unknown as Record<string, unknown>);
+  expect(result.valid, JSON.stringify(result.errors, null, 2)).toBe(true);
+  expect(validator.version).toBe('3.1');
+});
+
+test('it has one operation per row of the endpoint table: 13', () => {
+  const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+  expect(operations).toHaveLength(Object.keys(endpoints).length);
+  expect(operations).toHaveLength(13);
+  expect(new Set(operations.map((o) => o.operationId)).size).toBe(13);
+});
+
+test('the same document comes out on every call, and its JSON reads back as the same document', () => {
+  const text = JSON.stringify(openApiDocument({ version: '1.2.3' }));
+  expect(JSON.stringify(openApiDocument({ version: '1.2.3' }))).toBe(text);
+  expect(JSON.parse(text)).toEqual(document);
+  expect(document.info.version).toBe('1.2.3');
+});
+
+test('no object is shared between two places, so a YAML writer needs no anchors', () => {
+  const seen = new Set<object>();
+  for (const [path, node] of nodes(document)) {
+    expect(seen.has(node), path).toBe(false);
+    seen.add(node);
+  }
+});
+
+test('every $ref points at a component, and every component is referenced', () => {
+  const refs = [...nodes(document)].flatMap(([, node]) => ('$ref' in node ? [String(node.$ref)] : []));
+  const components = Object.keys(document.components.schemas);
+  for (const ref of refs) expect(components.map((name) => `#/components/schemas/${name}`)).toContain(ref);
+  expect(new Set(refs)).toEqual(new Set(components.map((name) => `#/components/schemas/${name}`)));
+  expect(components).toEqual(['Opportunity', 'Activity', 'Account', 'Contact', 'Pagination']);
+});
+
+test('no schema carries $schema, $defs, $id or definitions, which belong to a standalone JSON Schema', () => {
+  for (const [path, node] of nodes(document)) {
+    for (const keyword of ['$schema', '$defs', '$id', 'definitions']) expect(keyword in node, path).toBe(false);
+  }
+});
+
+test('the fields the SDK does not send are fields of their rows input, so the exception cannot go stale', () => {
+  for (const [name, fields] of Object.entries(sdkOnlyFields)) {
+    const body = endpoints[name as keyof typeof endpoints].body;
+    expect(body).toBeDefined();
+    const { properties = {} } = jsonSchemaOf(body as NonNullable<typeof body>, 'input') as ObjectSchema;
+    for (const field of fields ?? []) expect(Object.keys(properties)).toContain(field);
+  }
+});
+
+describe.each(commands.map((command) => [command.name, command] as const))('row %s', (_name, command) => {
+  const { endpoint } = command;
+  const operation = () => {
+    const found = operationOf(document, command);
+    if (!found) throw new Error(`No ${endpoint.method} /${endpoint.path} in the document`);
+    return found;
+  };
+  const parameter = (name: string, where: string) =>
+    operation().parameters.find((p) => p.name === name && p.in === where);
+
+  test('is an operation at its path and method, named <namespace>_<method> and tagged with its namespace', () => {
+    const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    expect(operation()).toMatchObject({
+      operationId: `${snake(command.namespace)}_${snake(command.method)}`,
+      summary: command.summary,
+      tags: [command.namespace],
+    });
+    expect(document.tags).toContainEqual({ name: command.namespace });
+  });
+
+  test("takes each of its path's placeholders as a required, non-empty path parameter", () => {
+    const ids = placeholdersOf(endpoint.path);
+    expect(operation().parameters.filter((p) => p.in === 'path')).toEqual(
+      ids.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', minLength: 1 } })),
+    );
+  });
+
+  test('takes the tenant where the row puts it, and x-tenant-id as an optional alternative', () => {
+    const tenantId = parameter('tenantId', 'query');
+    const header = parameter('x-tenant-id', 'header');
+    const body = operation().requestBody?.content['application/json'].schema as ObjectSchema | undefined;
+    if (endpoint.tenantIn === 'none') {
+      expect(tenantId).toBeUndefined();
+      expect(header).toBeUndefined();
+      expect(body?.properties?.tenantId).toBeUndefined();
+      return;
+    }
+    expect(header).toMatchObject({ required: false, schema: { type: 'string', minLength: 1 } });
+    if (endpoint.tenantIn === 'query') {
+      expect(tenantId).toMatchObject({ required: true, schema: { type: 'string', minLength: 1 } });
+      expect(body?.properties?.tenantId).toBeUndefined();
+    } else {
+      expect(tenantId).toBeUndefined();
+      expect(body?.properties?.tenantId).toEqual({ type: 'string', minLength: 1 });
+      expect(body?.required).toContain('tenantId');
+    }
+  });
+
+  test("takes its query schema's fields as query parameters, required as the schema says", () => {
+    const query = endpoint.query ? (jsonSchemaOf(endpoint.query, 'input') as ObjectSchema) : {};
+    const fields = Object.entries(query.properties ?? {}).map(([name, schema]) => ({
+      name,
+      in: 'query',
+      required: query.required?.includes(name) ?? false,
+      schema,
+    }));
+    const others = operation().parameters.filter((p) => p.in === 'query' && p.name !== 'tenantId');
+    expect(others).toEqual(fields);
+  });
+
+  test('has a required JSON body exactly when it sends one: its body schema, less the fields the SDK does not send', () => {
+    const requestBody = operation().requestBody;
+    if (!endpoint.body && endpoint.tenantIn !== 'body') {
+      expect(requestBody).toBeUndefined();
+      return;
+    }
+    expect(requestBody?.required).toBe(true);
+    const sent = requestBody?.content['application/json'].schema as ObjectSchema;
+    const zod = endpoint.body ? (jsonSchemaOf(endpoint.body, 'input') as ObjectSchema) : {};
+    const dropped = sdkOnlyFields[command.name] ?? [];
+    const tenant = endpoint.tenantIn === 'body' ? ['tenantId'] : [];
+    const expected = Object.keys(zod.properties ?? {}).filter((f) => !dropped.includes(f));
+    expect(Object.keys(sent.properties ?? {})).toEqual([...tenant, ...expected]);
+    expect(sent.required ?? []).toEqual([...tenant, ...(zod.required ?? []).filter((f) => !dropped.includes(f))]);
+    for (const field of expected) expect(sent.properties?.[field]).toEqual(zod.properties?.[field]);
+  });
+
+  test('is secured by the API key or by the admin bearer token, as its auth says', () => {
+    expect(operation().security).toEqual([endpoint.auth === 'admin' ? { adminBearer: [] } : { apiKey: [] }]);
+  });
+
+  test("answers success with the SDK's envelope (an array and pagination for lists), and failure unshown", async () => {
+    const responses = operation().responses;
+    expect(Object.keys(responses)).toEqual(['2XX', 'default']);
+    expect(responses.default.content['application/json'].schema).toEqual({});
+    const envelope = responses['2XX'].content['application/json'].schema as ObjectSchema;
+    expect(envelope.required).toEqual(endpoint.list ? ['success', 'data', 'pagination'] : ['success', 'data']);
+    expect(envelope.properties?.success).toEqual({ type: 'boolean', const: true });
+    if (endpoint.list) expect(envelope.properties?.data).toMatchObject({ type: 'array' });
+    // With its $refs resolved, the schema is the one zod writes for the envelope the SDK checks.
+    const full = operationOf(await resolved(), command)?.responses['2XX'].content['application/json'].schema;
+    expect(full).toEqual(bare(jsonSchemaOf(endpoint.envelope, 'output')));
+  });
+});
