@@ -7,6 +7,7 @@ import { connectionOptions, inputOption, listOptions, type OptionSpec } from './
 import { commandHelp, namespaceHelp, topHelp } from './help';
 import { parseInput } from './input';
 import { invoke } from './invoke';
+import { openApiDocument } from './openapi';
 import { pageJson, printAll, printJson, type Streams } from './output';
 import { UsageError } from './usage-error';
 
@@ -92,6 +93,25 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
   return EXIT.ok;
 }
 
+const OPENAPI_HELP = `Usage: crm openapi [options]
+
+Prints an OpenAPI 3.1 document of the API (JSON), written from the SDK's endpoint table and schemas.
+
+Options:
+  -h, --help  print this help
+`;
+
+async function runOpenApi(args: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { help: connectionOptions.help }, 'crm openapi --help');
+  if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, 'crm openapi --help');
+  if (values.help) {
+    await printText(io, OPENAPI_HELP);
+    return EXIT.ok;
+  }
+  await printJson(io, openApiDocument({ version: io.version }));
+  return EXIT.ok;
+}
+
 /** Help goes to stdout as text: it is what was asked for. */
 const printText = (io: Io, text: string): Promise<void> =>
   new Promise((resolve) => io.stdout.write(text, () => resolve()));
@@ -115,6 +135,11 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
     await printText(io, `${io.version}\n`);
     return EXIT.ok;
   }
+  if (first === 'openapi')
+    return runOpenApi(
+      [second, ...rest].filter((arg) => arg !== undefined),
+      io,
+    );
   const namespace = commands.find((command) => kebab(command.namespace) === first)?.namespace;
   if (!namespace) throw new UsageError(`Unknown command "${first}"`);
   if (second === undefined || second === '--help' || second === '-h') {

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { commands, kebab, words } from '../../src/cli/commands';
 import { connectionOptions, inputOption, listOptions } from '../../src/cli/global-options';
+import { openApiDocument } from '../../src/cli/openapi';
 import { endpoints } from '../../src/endpoints';
 import { runCrm } from './run-crm';
 
@@ -80,5 +83,20 @@ describe('the command table', () => {
       'api-key generate',
     ]);
     expect(kebab('pipelineStageId')).toBe('pipeline-stage-id');
+  });
+});
+
+describe('crm openapi', () => {
+  it('prints the OpenAPI 3.1 document of the table, with the package version, and it validates', async () => {
+    const run = await runCrm(['openapi']);
+    expect(run.code).toBe(0);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(printed).toEqual(JSON.parse(JSON.stringify(openApiDocument({ version }))));
+    const result = await new Validator().validate(printed);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
   });
 });
