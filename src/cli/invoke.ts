@@ -22,7 +22,7 @@ export function invoke(
   command: Command,
   { positional, input }: Invocation,
   options?: ListOptions,
-): PromiseLike<unknown> | PagePromise<unknown> {
+): PromiseLike<unknown> | PagePromise<{ id: string }> {
   const resource = (crm as unknown as Record<string, Record<string, Method>>)[command.namespace];
   const method = resource?.[command.method];
   if (!resource || !method) throw new Error(`The SDK has no ${command.namespace}.${command.method}()`);
