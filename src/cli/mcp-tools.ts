@@ -2,6 +2,7 @@ import type { CrmClient } from '../client';
 import { isCrmError } from '../core/errors';
 import type { Page } from '../core/page';
 import { PathId } from '../internal/path';
+import { redactor } from '../internal/reporting';
 import { type Command, commands, isKeyManagement, jsonSchemaOf } from './commands';
 import { invoke } from './invoke';
 
@@ -141,7 +142,8 @@ function pageResult(page: Page<{ id: string }>, args: Readonly<Record<string, un
   const given = Object.hasOwn(args, 'page') ? args.page : undefined;
   // The SDK numbers the first page 1 when none is given (src/internal/scope.ts, list()).
   const number = typeof given === 'number' ? given : 1;
-  const next = page.hasNextPage() ? { ...Object.fromEntries(Object.entries(args)), page: number + 1 } : null;
+  const more = page.hasNextPage() && Number.isSafeInteger(number + 1);
+  const next = more ? { ...Object.fromEntries(Object.entries(args)), page: number + 1 } : null;
   return { data: page.data, pagination: page.pagination, next };
 }
 
@@ -158,9 +160,12 @@ export interface Tools {
 
 /**
  * The tools for `crm`'s client: one per SDK method but key management, which is never exposed.
- * Write tools are listed and callable only with `allowWrites`.
+ * Write tools are listed and callable only with `allowWrites`. `secrets` (the client's key and
+ * token) are masked in every answer, as the SDK masks them in its errors: a server that echoes
+ * the key in a record must not hand it to the model.
  */
-export function toolsFor(crm: CrmClient, allowWrites: boolean): Tools {
+export function toolsFor(crm: CrmClient, allowWrites: boolean, secrets: readonly string[]): Tools {
+  const redact = redactor(secrets);
   const exposed = new Map<string, Command>();
   for (const command of commands) if (!isKeyManagement(command)) exposed.set(toolName(command), command);
   const definitions = [...exposed.values()].filter((c) => allowWrites || !c.writes).map(definitionOf);
@@ -176,11 +181,11 @@ export function toolsFor(crm: CrmClient, allowWrites: boolean): Tools {
     try {
       const invocation = split(command, args);
       const result = await invoke(crm, command, invocation, signal ? { signal } : undefined);
-      return text(command.list ? pageResult(result as Page<{ id: string }>, args) : result);
+      return text(redact(command.list ? pageResult(result as Page<{ id: string }>, args) : result));
     } catch (error) {
       if (error instanceof ToolInputError) return failure(error.message);
       // The SDK's messages mask every credential; anything else could carry anything, so only its kind is told.
-      if (isCrmError(error)) return failure(`${error.name}: ${error.message}`);
+      if (isCrmError(error)) return failure(redact(`${error.name}: ${error.message}`));
       return failure(`Unexpected ${error instanceof Error ? error.name : typeof error} while calling ${name}`);
     }
   }

@@ -12,7 +12,8 @@ const MCP_SDK = '@modelcontextprotocol/sdk';
 export class McpSdkMissingError extends Error {
   constructor(options?: ErrorOptions) {
     super(
-      `crm mcp needs the Model Context Protocol SDK, an optional peer dependency of crm-integration-sdk: ` +
+      `crm mcp needs the Model Context Protocol SDK (${MCP_SDK} 1.23 or later), an optional peer dependency ` +
+        `of crm-integration-sdk: ` +
         `npm install ${MCP_SDK}`,
       options,
     );
@@ -28,20 +29,24 @@ export interface McpServerOptions {
   readonly allowWrites: boolean;
   /** The version the server reports to clients: the package's. */
   readonly version: string;
+  /**
+   * Credentials to mask in every answer, besides those the SDK masks in its errors. Default: the
+   * values of `CRM_API_KEY` and `CRM_ADMIN_TOKEN`; give the client's own when it was built otherwise.
+   */
+  readonly secrets?: readonly string[] | undefined;
   /** Where the client's messages come from. Default `process.stdin`. */
   readonly input?: Readable | undefined;
   /** Where the answers go. Default `process.stdout`: nothing else may write there. */
   readonly output?: Writable | undefined;
 }
 
-/** Node's "not found" for a module, as `import()` (ESM) or `require()` (CJS) reports it, naming the MCP SDK. */
+/** Node's codes for a module not found (ESM, CJS), or a version without the modules loaded here. */
+const MISSING = new Set(['ERR_MODULE_NOT_FOUND', 'MODULE_NOT_FOUND', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
+
+/** The MCP SDK, or a module it needs, cannot be loaded: installing it is the cure. */
 function isMcpSdkMissing(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return (
-    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
-    typeof message === 'string' &&
-    message.includes(MCP_SDK)
-  );
+  return MISSING.has(code as string) && typeof message === 'string' && message.includes(MCP_SDK);
 }
 
 /** The MCP SDK's low-level server, loaded on demand: only `crm mcp` needs it, and it may be absent. */
@@ -62,7 +67,8 @@ async function loadMcpSdk() {
 /**
  * Serves the CRM as a Model Context Protocol server over stdio (`crm mcp`): one tool per SDK
  * method, read tools only unless `allowWrites`, key management never. Resolves when the client
- * closes the input; the caller then exits (the client's idle connections would keep the process up).
+ * has closed the input and the calls under way are answered; the caller then exits (the client's
+ * idle connections would keep the process up).
  * Rejects with {@link McpSdkMissingError} when `@modelcontextprotocol/sdk` is not installed.
  *
  * The MCP SDK's low-level `Server` is used, not `McpServer`: `McpServer` takes zod schemas and
@@ -72,7 +78,8 @@ async function loadMcpSdk() {
  */
 export async function runMcpServer(options: McpServerOptions): Promise<void> {
   const { Server, StdioServerTransport, ListToolsRequestSchema, CallToolRequestSchema } = await loadMcpSdk();
-  const tools = toolsFor(options.crm, options.allowWrites);
+  const secrets = options.secrets ?? [process.env.CRM_API_KEY ?? '', process.env.CRM_ADMIN_TOKEN ?? ''];
+  const tools = toolsFor(options.crm, options.allowWrites, secrets);
   const input = options.input ?? process.stdin;
   const server = new Server(
     { name: 'crm-integration-sdk', version: options.version },
@@ -87,16 +94,26 @@ export async function runMcpServer(options: McpServerOptions): Promise<void> {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.definitions] }));
+  const pending = new Set<Promise<unknown>>();
   // A cancelled request (notifications/cancelled) aborts the SDK call it started.
-  server.setRequestHandler(CallToolRequestSchema, ({ params }, { signal }) =>
-    tools.call(params.name, params.arguments, signal),
-  );
+  server.setRequestHandler(CallToolRequestSchema, ({ params }, { signal }) => {
+    const answer = tools.call(params.name, params.arguments, signal);
+    pending.add(answer);
+    void answer.finally(() => pending.delete(answer));
+    return answer;
+  });
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });
   await server.connect(new StdioServerTransport(input, options.output ?? process.stdout));
-  // The stdio transport does not watch for the end of its input: the client has gone when it ends.
-  const end = () => void server.close();
+  // The stdio transport does not watch for the end of its input: the client is done when it ends.
+  // The calls under way are answered first (`echo '...' | crm mcp` wants its answer); the SDK's
+  // timeouts bound them, and an MCP client that will not wait stops the process anyway.
+  // (setImmediate: the SDK sends an answer some promise turns after the tool's call settles.)
+  const end = () =>
+    void Promise.allSettled(pending)
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => server.close());
   input.once('end', end);
   input.once('close', end);
   await closed;
