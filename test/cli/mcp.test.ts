@@ -153,6 +153,15 @@ describe('crm mcp', () => {
     expect(srv.fake.requests.length).toBe(before);
   });
 
+  test('a __proto__ argument neither reaches the SDK nor steers the next page', async () => {
+    const first = await mcp.call(
+      'contacts_list',
+      JSON.parse('{"limit": 2, "__proto__": {"page": 7, "tenantId": "x"}}'),
+    );
+    expect(JSON.parse(first.text)).toMatchObject({ pagination: { page: 1 }, next: { limit: 2, page: 2 } });
+    expect(srv.fake.requests.at(-1)?.query).toEqual({ limit: '2', tenantId: srv.fake.credentials.tenantId });
+  });
+
   test('arguments a tool does not declare are refused, a tenantId among them, and nothing is sent', async () => {
     const before = srv.fake.requests.length;
     const tenant = await mcp.call('contacts_list', { tenantId: 'tenant_other' });
@@ -178,7 +187,18 @@ describe('crm mcp', () => {
     expect(echoed).toMatchObject({ isError: true });
     expect(echoed.text).toMatch(/^CrmBadRequestError: /);
     expect(srv.fake.requests.at(-1)?.headers['x-api-key']).toBe(secret);
-    await mcp.call('grants_resolve', { grantId: 'grant_demo' });
+    // A record that carries the key, as a careless server might send: masked too.
+    srv.fake.failNext({
+      endpoint: 'resolveGrant',
+      status: 200,
+      body: { success: true, data: { grantId: 'grant_demo', note: `issued to ${secret}`, [secret]: true } },
+    });
+    const record = await mcp.call('grants_resolve', { grantId: 'grant_demo' });
+    expect(JSON.parse(record.text)).toEqual({
+      grantId: 'grant_demo',
+      note: 'issued to [redacted]',
+      '[redacted]': true,
+    });
     const everything = [...mcp.answers, mcp.stderr()].join('\n');
     expect(mcp.answers.length).toBeGreaterThan(5);
     expect(everything).not.toContain(secret);
@@ -236,6 +256,60 @@ describe('crm mcp --allow-writes', () => {
   });
 });
 
+/** `crm mcp` with raw lines on its input, closed at once; its output lines and exit code. */
+async function runWithInput(lines: readonly unknown[], env: NodeJS.ProcessEnv) {
+  const { command, args } = crmMcp();
+  const child = spawn(command, args, { env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdin.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    code,
+    stderr,
+    answers: stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line)),
+  };
+}
+
+test('answers the calls under way when the client closes its input, then exits 0', async () => {
+  const srv = await startFakeCrmServer({ seed: seed(), latencyMs: 300 });
+  try {
+    const { tenantId, apiKey } = srv.fake.credentials;
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '0' } },
+    };
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'contacts_list', arguments: { limit: 1 } },
+    };
+    const run = await runWithInput([initialize, call], {
+      CRM_BASE_URL: srv.url,
+      CRM_TENANT_ID: tenantId,
+      CRM_API_KEY: apiKey,
+    });
+    expect(run.code).toBe(0);
+    const answer = run.answers.find((message) => message.id === 2);
+    expect(answer).toBeDefined();
+    expect(JSON.parse(answer?.result.content[0].text)).toMatchObject({ pagination: { page: 1, limit: 1, total: 5 } });
+  } finally {
+    await srv.close();
+  }
+}, 20_000);
+
 test('without @modelcontextprotocol/sdk, crm mcp exits 1 and says how to install it', async () => {
   const { command, args } = crmMcp();
   const child = spawn(command, args, {
@@ -249,7 +323,8 @@ test('without @modelcontextprotocol/sdk, crm mcp exits 1 and says how to install
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   expect(code).toBe(1);
   expect(stderr).toBe(
-    'crm: crm mcp needs the Model Context Protocol SDK, an optional peer dependency of crm-integration-sdk: ' +
+    'crm: crm mcp needs the Model Context Protocol SDK (@modelcontextprotocol/sdk 1.23 or later), an optional peer ' +
+      'dependency of crm-integration-sdk: ' +
       'npm install @modelcontextprotocol/sdk\n',
   );
 }, 20_000);
