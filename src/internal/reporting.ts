@@ -184,7 +184,7 @@ export function createReporter(kit: Kit, options: TransportOptions): Reporter {
  * space), JSON-escaped and in base64 (of its UTF-8 bytes, with or without padding, plain or
  * URL-safe), and in any letter case.
  */
-function redactor(secrets: readonly string[]): Redact {
+export function redactor(secrets: readonly string[]): Redact {
   const present = secrets.filter((secret) => secret.length > 0);
   if (present.length === 0) return (value) => value;
   const mask = maskOf(present);
