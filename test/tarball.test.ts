@@ -148,24 +148,30 @@ describe('the tarball without msw installed', () => {
       expect(answer.status).toBe(200);
       expect(((await answer.json()) as { data: unknown[] }).data).toHaveLength(2);
 
-      // The crm bin, as installed, exports them (it needs neither msw nor the MCP SDK).
-      const exported = await exec(
-        process.execPath,
-        [join(bare, 'node_modules/.bin/crm'), 'contacts', 'list', '--all', '--limit', '1'],
-        {
+      const crmVars = Object.fromEntries(Object.entries(vars).filter(([name]) => name.startsWith('CRM_')));
+      const crm = (...args: string[]) =>
+        exec(process.execPath, [join(bare, 'node_modules/.bin/crm'), ...args], {
           cwd: bare,
-          env: {
-            PATH: process.env.PATH,
-            ...Object.fromEntries(Object.entries(vars).filter(([name]) => name.startsWith('CRM_'))),
-          },
-        },
-      );
+          env: { PATH: process.env.PATH, ...crmVars },
+        }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+
+      // The crm bin, as installed, exports them (it needs neither msw nor the MCP SDK).
+      const exported = await crm('contacts', 'list', '--all', '--limit', '1');
       expect(
         exported.stdout
           .trimEnd()
           .split('\n')
           .map((line) => JSON.parse(line).id),
       ).toHaveLength(2);
+
+      // crm mcp needs the MCP SDK, an optional peer this project lacks: it says how to install it.
+      expect(existsSync(join(bare, 'node_modules', '@modelcontextprotocol'))).toBe(false);
+      const mcp = await crm('mcp');
+      expect({ code: 'code' in mcp ? mcp.code : 0, stdout: mcp.stdout }).toEqual({ code: 1, stdout: '' });
+      expect(JSON.parse(mcp.stderr)).toEqual({
+        name: 'McpSdkMissingError',
+        message: expect.stringMatching(/^crm mcp needs .+: npm install @modelcontextprotocol\/sdk$/),
+      });
     } finally {
       child.kill('SIGTERM');
     }

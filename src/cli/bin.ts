@@ -29,7 +29,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-process.exitCode = await main(process.argv.slice(2), {
+const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
@@ -37,3 +37,6 @@ process.exitCode = await main(process.argv.slice(2), {
   readStdin,
   version: await version(),
 });
+// Exit once stdout has taken the last write: idle keep-alive connections and an MCP client's open
+// stdin must not keep a finished command alive.
+process.stdout.write('', () => process.exit(code));

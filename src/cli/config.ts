@@ -48,7 +48,8 @@ async function secretFrom(flag: string, path: string, { readFile }: Environment)
 const variable = (environment: Environment, name: string): string | undefined => environment.env[name] || undefined;
 
 /**
- * The client a command calls through: the flags, else the `CRM_*` variables. Secrets come only
+ * The client a command calls through, and the credentials it was given (to mask in what the
+ * command prints beyond the SDK's errors): the flags, else the `CRM_*` variables. Secrets come only
  * from a file or the environment (a flag's value is visible to every user of the machine). What
  * the command needs and lacks is said before anything is sent.
  */
@@ -56,7 +57,7 @@ export async function clientFor(
   values: ConnectionValues,
   environment: Environment,
   needs: Command['endpoint']['auth'],
-): Promise<CrmClient> {
+): Promise<{ crm: CrmClient; secrets: string[] }> {
   const keyFile = values['api-key-file'];
   const tokenFile = values['admin-token-file'];
   const apiKey = keyFile
@@ -73,7 +74,7 @@ export async function clientFor(
   if (needs === 'admin' && !adminToken) {
     throw new UsageError("No administrator's token: set CRM_ADMIN_TOKEN or pass --admin-token-file <path>");
   }
-  return new CrmClient({
+  const crm = new CrmClient({
     baseUrl: values['base-url'] ?? variable(environment, 'CRM_BASE_URL'),
     tenantId,
     apiKey,
@@ -81,4 +82,5 @@ export async function clientFor(
     timeout: wholeNumber('--timeout', values.timeout ?? variable(environment, 'CRM_TIMEOUT')),
     maxRetries: wholeNumber('--max-retries', values['max-retries'] ?? variable(environment, 'CRM_MAX_RETRIES')),
   });
+  return { crm, secrets: [apiKey, adminToken].filter((secret) => secret !== undefined) };
 }

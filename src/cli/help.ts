@@ -1,12 +1,12 @@
 import { type Command, commands, type Field, kebab, words } from './commands';
 import { connectionOptions, inputOption, listOptions, type OptionSpec } from './global-options';
 
-const columns = (rows: readonly (readonly [string, string])[]): string => {
+export const columns = (rows: readonly (readonly [string, string])[]): string => {
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
   return rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`.trimEnd()).join('\n');
 };
 
-const optionRows = (options: Readonly<Record<string, OptionSpec>>): [string, string][] =>
+export const optionRows = (options: Readonly<Record<string, OptionSpec>>): [string, string][] =>
   Object.entries(options).map(([name, spec]) => [
     `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.value ? ` ${spec.value}` : ''}`,
     spec.help,

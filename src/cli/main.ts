@@ -4,7 +4,7 @@ import { type Command, commands, kebab, words } from './commands';
 import { type ConnectionValues, clientFor, type Environment, wholeNumber } from './config';
 import { describeFailure, EXIT, exitCodeOf } from './failure';
 import { connectionOptions, inputOption, listOptions, type OptionSpec } from './global-options';
-import { commandHelp, namespaceHelp, topHelp } from './help';
+import { columns, commandHelp, namespaceHelp, optionRows, topHelp } from './help';
 import { parseInput } from './input';
 import { invoke } from './invoke';
 import { openApiDocument } from './openapi';
@@ -79,7 +79,7 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
       spec === '-' ? io.readStdin() : spec.startsWith('@') ? io.readFile(spec.slice(1)) : Promise.resolve(spec),
     help,
   );
-  const crm = await clientFor(values as ConnectionValues, io, command.endpoint.auth);
+  const { crm } = await clientFor(values as ConnectionValues, io, command.endpoint.auth);
   if (!command.list) {
     await printJson(io, await invoke(crm, command, { positional, input }));
     return EXIT.ok;
@@ -112,6 +112,34 @@ async function runOpenApi(args: readonly string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
+const mcpOptions = {
+  'allow-writes': { type: 'boolean', help: 'also serve the tools that create and update records' },
+} as const satisfies Record<string, OptionSpec>;
+
+const MCP_HELP = `Usage: crm mcp [--allow-writes] [options]
+
+Serves the API as a Model Context Protocol server on stdio: one tool per endpoint
+(contacts_list, opportunities_get, ...), for the tenant and key of the environment.
+Read tools only unless --allow-writes; key management is never a tool.
+Needs the optional peer dependency @modelcontextprotocol/sdk.
+
+Options:
+${columns(optionRows({ ...mcpOptions, ...connectionOptions }))}
+`;
+
+async function runMcp(args: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { ...mcpOptions, ...connectionOptions }, 'crm mcp --help');
+  if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, 'crm mcp --help');
+  if (values.help) {
+    await printText(io, MCP_HELP);
+    return EXIT.ok;
+  }
+  const { crm, secrets } = await clientFor(values as ConnectionValues, io, 'apiKey');
+  const { runMcpServer } = await import('./mcp');
+  await runMcpServer({ crm, allowWrites: values['allow-writes'] === true, version: io.version, secrets });
+  return EXIT.ok;
+}
+
 /** Help goes to stdout as text: it is what was asked for. */
 const printText = (io: Io, text: string): Promise<void> =>
   new Promise((resolve) => io.stdout.write(text, () => resolve()));
@@ -135,11 +163,9 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
     await printText(io, `${io.version}\n`);
     return EXIT.ok;
   }
-  if (first === 'openapi')
-    return runOpenApi(
-      [second, ...rest].filter((arg) => arg !== undefined),
-      io,
-    );
+  const after = [second, ...rest].filter((arg) => arg !== undefined);
+  if (first === 'openapi') return runOpenApi(after, io);
+  if (first === 'mcp') return runMcp(after, io);
   const namespace = commands.find((command) => kebab(command.namespace) === first)?.namespace;
   if (!namespace) throw new UsageError(`Unknown command "${first}"`);
   if (second === undefined || second === '--help' || second === '-h') {

@@ -9,7 +9,7 @@ const MCP_SDK = '@modelcontextprotocol/sdk';
  * `crm mcp` was run without the MCP SDK installed. Its message says how to install it; the
  * command prints it and exits 1.
  */
-export class McpSdkMissingError extends Error {
+class McpSdkMissingError extends Error {
   constructor(options?: ErrorOptions) {
     super(
       `crm mcp needs the Model Context Protocol SDK (${MCP_SDK} 1.23 or later), an optional peer dependency ` +
