@@ -2,7 +2,7 @@ import type { CrmClient } from '../client';
 import { isCrmError } from '../core/errors';
 import type { Page } from '../core/page';
 import { PathId } from '../internal/path';
-import { redactor } from '../internal/reporting';
+import { redactor } from '../internal/redaction';
 import { type Command, commands, isKeyManagement, jsonSchemaOf } from './commands';
 import { invoke } from './invoke';
 

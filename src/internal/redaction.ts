@@ -1,0 +1,91 @@
+/*
+ * Masking of credentials in what the SDK shows: error messages, causes, log lines, and (in the
+ * `crm mcp` tools) every answer. Part of the reporting chunk, loaded on demand.
+ */
+
+/** What a masked value reads. */
+export const MASK = '[redacted]';
+
+/** Masks credentials in a value: strings, and the strings inside arrays and plain objects. */
+export type Redact = <T>(value: T) => T;
+
+/**
+ * Returns a function that replaces every occurrence of the given secrets inside strings, arrays
+ * and plain objects. Errors pass server text through it, since a server may echo a credential,
+ * and servers echo them encoded: each secret is also masked URL-encoded (`%20` or `+` for a
+ * space), JSON-escaped and in base64 (of its UTF-8 bytes, with or without padding, plain or
+ * URL-safe), and in any letter case.
+ */
+export function redactor(secrets: readonly string[]): Redact {
+  const present = secrets.filter((secret) => secret.length > 0);
+  if (present.length === 0) return (value) => value;
+  const mask = maskOf(present);
+  const walk = (value: unknown, depth: number): unknown => {
+    if (typeof value === 'string') return mask(value);
+    if (typeof value !== 'object' || value === null) return value;
+    // Past this depth nothing is inspected, so nothing is kept.
+    if (depth > 32) return '[truncated]';
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
+    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [mask(k), walk(v, depth + 1)]));
+  };
+  return <T>(value: T) => walk(value, 0) as T;
+}
+
+/** Masks every form of every secret, longest first, so that a secret that contains another is masked whole. */
+function maskOf(secrets: readonly string[]): (text: string) => string {
+  const forms = [...new Set(secrets.flatMap(formsOf))].sort((a, b) => b.length - a.length);
+  let replace: (text: string) => string;
+  try {
+    const pattern = new RegExp(forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+    // Compiled here, at its first use: an engine refuses a pattern that is too large only then.
+    pattern.test('');
+    replace = (text) => text.replace(pattern, MASK);
+  } catch {
+    // A pattern too large for the engine (keys of many kilobytes): each form, as it is.
+    replace = (text) => forms.reduce((out, form) => out.split(form).join(MASK), text);
+  }
+  return (text) => {
+    const direct = replace(text);
+    // A server may also escape a key in JSON (\u006b) or percent-encode any of its characters,
+    // in any mix: the text is read decoded too, and shown decoded where that shows a secret.
+    if (!ENCODED.test(direct)) return direct;
+    for (const decoded of decodedForms(direct)) {
+      const masked = replace(decoded);
+      if (masked !== decoded) return masked;
+    }
+    return direct;
+  };
+}
+
+const ENCODED = /\\u[0-9a-f]{4}|%[0-9a-f]{2}/i;
+
+/** `text` with JSON's \u escapes and percent-encoding decoded; and with `+` as a space, as forms encode it. */
+function decodedForms(text: string): string[] {
+  const decoded = text
+    .replace(/\\u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    .replace(/(%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  return [decoded, decoded.replace(/\+/g, ' ')];
+}
+
+/** The forms in which a server may echo `secret`. */
+function formsOf(secret: string): string[] {
+  const encoded = encodeURIComponent(secret);
+  let bytes = '';
+  for (const byte of new TextEncoder().encode(secret)) bytes += String.fromCharCode(byte);
+  const base64 = btoa(bytes).replace(/=+$/, '');
+  return [
+    secret,
+    encoded,
+    encoded.replace(/%20/g, '+'),
+    JSON.stringify(secret).slice(1, -1),
+    base64,
+    base64.replace(/\+/g, '-').replace(/\//g, '_'),
+  ];
+}
