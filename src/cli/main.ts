@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { PagePromise } from '../core/page';
+import { redactor } from '../internal/redaction';
 import { type Command, commands, kebab, words } from './commands';
 import { type ConnectionValues, clientFor, type Environment, wholeNumber } from './config';
 import { describeFailure, EXIT, exitCodeOf } from './failure';
@@ -79,17 +80,20 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
       spec === '-' ? io.readStdin() : spec.startsWith('@') ? io.readFile(spec.slice(1)) : Promise.resolve(spec),
     help,
   );
-  const { crm } = await clientFor(values as ConnectionValues, io, command.endpoint.auth);
+  const { crm, secrets } = await clientFor(values as ConnectionValues, io, command.endpoint.auth);
+  // The SDK masks credentials in its errors; a server that echoes one in a record must not get
+  // it printed either.
+  const redact = redactor(secrets);
   if (!command.list) {
-    await printJson(io, await invoke(crm, command, { positional, input }));
+    await printJson(io, redact(await invoke(crm, command, { positional, input })));
     return EXIT.ok;
   }
   const prefetch = wholeNumber('--prefetch', values.prefetch as string | undefined);
   const list = invoke(crm, command, { positional, input }, prefetch === undefined ? {} : { prefetch }) as PagePromise<{
     id: string;
   }>;
-  if (values.all) await printAll(io, list, wholeNumber('--max', values.max as string | undefined));
-  else await printJson(io, pageJson(await list));
+  if (values.all) await printAll(io, list, wholeNumber('--max', values.max as string | undefined), redact);
+  else await printJson(io, redact(pageJson(await list)));
   return EXIT.ok;
 }
 

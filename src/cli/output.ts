@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Page, PagePromise } from '../core/page';
+import type { Redact } from '../internal/redaction';
 
 /** Where a command writes, and whether a person is watching each stream. */
 export interface Streams {
@@ -82,12 +83,13 @@ class Progress {
 /**
  * Every record of a list as NDJSON, page by page as they arrive (`for await` over the SDK's
  * pages, with its prefetch), so an export of any size holds a few pages in memory at a time.
- * Stops after `max` records when given.
+ * Stops after `max` records when given. Each record passes `redact`, as every result does.
  */
 export async function printAll(
   streams: Streams,
   list: PagePromise<{ id: string }>,
   max: number | undefined,
+  redact: Redact,
 ): Promise<void> {
   if (max === 0) return;
   const progress = new Progress(streams.stderr);
@@ -95,7 +97,7 @@ export async function printAll(
     for await (const page of list.pages()) {
       const records = max === undefined ? page.data : page.data.slice(0, max - progress.records);
       let lines = '';
-      for (const record of records) lines += `${jsonText(record)}\n`;
+      for (const record of records) lines += `${jsonText(redact(record))}\n`;
       progress.records += records.length;
       progress.pages++;
       if (lines) await write(streams.stdout, lines);

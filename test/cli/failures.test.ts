@@ -6,6 +6,7 @@ import { generateFakeData } from '../../src/testing/index';
 import {
   ADMIN_TOKEN,
   API_KEY,
+  CONTACTS_PATH,
   closedPort,
   OPP_PATH,
   OPPORTUNITY,
@@ -203,6 +204,29 @@ describe('crm and credentials', () => {
     expect(noToken.code).toBe(2);
     expect(failure(noToken).message).toContain('CRM_ADMIN_TOKEN');
     expect(fake.requests).toEqual([]);
+  });
+
+  it('masks a key that a hostile server echoes inside the records it returns', async () => {
+    faults().script('GET', OPP_PATH, reply.ok({ ...OPPORTUNITY, description: `made with ${API_KEY}` }));
+    const contact = { id: 'con_1', position: `token ${ADMIN_TOKEN}`, [API_KEY]: 'as a field name' };
+    faults().script(
+      'GET',
+      CONTACTS_PATH,
+      reply.ok([contact], { extra: { pagination: { page: 1, limit: 1, total: 1, pages: 1 } } }),
+    );
+    const one = await runCrm(['opportunities', 'get', 'opp_1'], faultEnv(faults().url));
+    const all = await runCrm(['contacts', 'list', '--all'], faultEnv(faults().url));
+    expect([one.code, all.code]).toEqual([0, 0]);
+    expect(JSON.parse(one.stdout).description).toBe('made with [redacted]');
+    expect(JSON.parse(all.stdout)).toEqual({
+      id: 'con_1',
+      position: 'token [redacted]',
+      '[redacted]': 'as a field name',
+    });
+    for (const run of [one, all]) {
+      expect(run.stdout + run.stderr).not.toContain(API_KEY);
+      expect(run.stdout + run.stderr).not.toContain(ADMIN_TOKEN);
+    }
   });
 
   it('masks a key that a hostile server echoes in its error, on every output', async () => {
