@@ -20,7 +20,9 @@ export interface ConnectionValues {
 
 /** A whole number from a flag or a variable, or a usage error that names where it came from. */
 export function wholeNumber(where: string, text: string | undefined): number | undefined {
-  if (text === undefined || text === '') return undefined;
+  // An empty flag (`--max "$N"` with N unset) is refused, not read as the default; an empty
+  // variable is unset before it gets here.
+  if (text === undefined) return undefined;
   const value = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
     throw new UsageError(`${where} must be a whole number, not "${text}"`);
@@ -33,6 +35,7 @@ export function wholeNumber(where: string, text: string | undefined): number | u
  * never its content.
  */
 async function secretFrom(flag: string, path: string, { readFile }: Environment): Promise<string> {
+  if (!path) throw new UsageError(`--${flag} needs a path, not an empty value`);
   let text: string;
   try {
     text = await readFile(path);
@@ -47,6 +50,15 @@ async function secretFrom(flag: string, path: string, { readFile }: Environment)
 
 const variable = (environment: Environment, name: string): string | undefined => environment.env[name] || undefined;
 
+/** A whole number from its flag, else its variable: a refusal names the one that was read. */
+const setting = (
+  values: ConnectionValues,
+  environment: Environment,
+  flag: 'timeout' | 'max-retries',
+  name: string,
+): number | undefined =>
+  values[flag] !== undefined ? wholeNumber(`--${flag}`, values[flag]) : wholeNumber(name, variable(environment, name));
+
 /**
  * The client a command calls through, and the credentials it was given (to mask in what the
  * command prints beyond the SDK's errors): the flags, else the `CRM_*` variables. Secrets come only
@@ -60,12 +72,15 @@ export async function clientFor(
 ): Promise<{ crm: CrmClient; secrets: string[] }> {
   const keyFile = values['api-key-file'];
   const tokenFile = values['admin-token-file'];
-  const apiKey = keyFile
-    ? await secretFrom('api-key-file', keyFile, environment)
-    : variable(environment, 'CRM_API_KEY');
-  const adminToken = tokenFile
-    ? await secretFrom('admin-token-file', tokenFile, environment)
-    : variable(environment, 'CRM_ADMIN_TOKEN');
+  // An empty path (`--api-key-file "$FILE"` with FILE unset) is refused, not read as no flag.
+  const apiKey =
+    keyFile !== undefined
+      ? await secretFrom('api-key-file', keyFile, environment)
+      : variable(environment, 'CRM_API_KEY');
+  const adminToken =
+    tokenFile !== undefined
+      ? await secretFrom('admin-token-file', tokenFile, environment)
+      : variable(environment, 'CRM_ADMIN_TOKEN');
   const tenantId = values.tenant ?? variable(environment, 'CRM_TENANT_ID');
   if (needs === 'apiKey') {
     if (!apiKey) throw new UsageError('No API key: set CRM_API_KEY or pass --api-key-file <path>');
@@ -79,8 +94,8 @@ export async function clientFor(
     tenantId,
     apiKey,
     adminToken,
-    timeout: wholeNumber('--timeout', values.timeout ?? variable(environment, 'CRM_TIMEOUT')),
-    maxRetries: wholeNumber('--max-retries', values['max-retries'] ?? variable(environment, 'CRM_MAX_RETRIES')),
+    timeout: setting(values, environment, 'timeout', 'CRM_TIMEOUT'),
+    maxRetries: setting(values, environment, 'max-retries', 'CRM_MAX_RETRIES'),
   });
   return { crm, secrets: [apiKey, adminToken].filter((secret) => secret !== undefined) };
 }

@@ -80,6 +80,10 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
       spec === '-' ? io.readStdin() : spec.startsWith('@') ? io.readFile(spec.slice(1)) : Promise.resolve(spec),
     help,
   );
+  // Read before anything is sent: a list's request starts as soon as it is made, and one left
+  // behind by a usage error would be sent, and its failure go unhandled.
+  const prefetch = wholeNumber('--prefetch', values.prefetch as string | undefined);
+  const max = wholeNumber('--max', values.max as string | undefined);
   const { crm, secrets } = await clientFor(values as ConnectionValues, io, command.endpoint.auth);
   // The SDK masks credentials in its errors; a server that echoes one in a record must not get
   // it printed either.
@@ -88,11 +92,10 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
     await printJson(io, redact(await invoke(crm, command, { positional, input })));
     return EXIT.ok;
   }
-  const prefetch = wholeNumber('--prefetch', values.prefetch as string | undefined);
   const list = invoke(crm, command, { positional, input }, prefetch === undefined ? {} : { prefetch }) as PagePromise<{
     id: string;
   }>;
-  if (values.all) await printAll(io, list, wholeNumber('--max', values.max as string | undefined), redact);
+  if (values.all) await printAll(io, list, max, redact);
   else await printJson(io, redact(pageJson(await list)));
   return EXIT.ok;
 }

@@ -91,7 +91,8 @@ export async function printAll(
   max: number | undefined,
   redact: Redact,
 ): Promise<void> {
-  if (max === 0) return;
+  // Even `--max 0` waits for the first page: the list's request is under way, and its failure
+  // (bad input, a refused key) is told as any other.
   const progress = new Progress(streams.stderr);
   try {
     for await (const page of list.pages()) {
