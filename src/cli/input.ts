@@ -27,12 +27,20 @@ function typedValue(field: Field, text: string): unknown {
 export type JsonSource = (spec: string) => Promise<string>;
 
 async function jsonInput(spec: string, read: JsonSource, help: string): Promise<Record<string, unknown>> {
-  let parsed: unknown;
+  const where = spec === '-' ? 'standard input' : spec.startsWith('@') ? spec.slice(1) : 'the --json value';
+  let text: string;
   try {
-    parsed = JSON.parse(await read(spec));
+    text = await read(spec);
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    const where = spec === '-' ? 'standard input' : spec.startsWith('@') ? spec.slice(1) : 'the --json value';
+    const code = (error as { code?: unknown }).code;
+    throw new UsageError(`--json: cannot read ${where}${typeof code === 'string' ? ` (${code})` : ''}`, help);
+  }
+  let parsed: unknown;
+  try {
+    // An editor may start a file with a byte order mark; JSON.parse does not take it.
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
     throw new UsageError(`--json: ${where} is not valid JSON (${(error as Error).message})`, help);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {

@@ -22,12 +22,38 @@ export interface Io extends Streams, Environment {
 
 type Values = Record<string, string | boolean | undefined>;
 
+/** A negative number, which no option's name can be: `-5`, `-0.5`, `-.5`, `-1e3`. */
+const NEGATIVE = /^-\.?\d/;
+
+/**
+ * The arguments as parseArgs takes them: a negative number after an option that takes a value is
+ * that value (`--amount -5`, which parseArgs finds ambiguous), and a boolean given as
+ * `--x=true` or `--x=false` is `--x` or `--no-x`. Nothing after `--` is touched.
+ */
+function spelled(args: readonly string[], specs: Readonly<Record<string, OptionSpec>>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const next = args[i + 1];
+    if (specs[arg.slice(2)]?.type === 'string' && arg.startsWith('--') && next !== undefined && NEGATIVE.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+      continue;
+    }
+    const [, name, value] = /^--([^=]+)=(true|false)$/.exec(arg) ?? [];
+    if (name && specs[name]?.type === 'boolean') out.push(value === 'true' ? `--${name}` : `--no-${name}`);
+    else out.push(arg);
+  }
+  return out;
+}
+
 function parse(args: readonly string[], specs: Readonly<Record<string, OptionSpec>>, help: string) {
   const options: ParseArgsOptionsConfig = {};
   for (const [name, { type, short }] of Object.entries(specs)) options[name] = short ? { type, short } : { type };
   try {
     const { values, positionals } = parseArgs({
-      args: [...args],
+      args: spelled(args, specs),
       options,
       strict: true,
       allowPositionals: true,
