@@ -3,6 +3,7 @@
  * `crm`: every endpoint of the CRM integration API from a shell. `crm --help` for the commands.
  */
 import { readFile } from 'node:fs/promises';
+import { describeFailure, EXIT } from './failure';
 import { main } from './main';
 
 /** The package's version, read beside the built bin (dist/cli/crm.js). */
@@ -24,9 +25,11 @@ async function readStdin(): Promise<string> {
 
 // A reader that stops early (`crm contacts list --all | head -1`) closes the pipe: that is the
 // reader's choice, not a failure, so the command ends quietly.
+// Any other failure to write (ENOSPC: `> contacts.ndjson` on a full disk) is told as every failure
+// is, in one line and with exit 1: never as an uncaught exception with its stack.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
-  throw error;
+  process.stderr.write(describeFailure(error, !process.stderr.isTTY), () => process.exit(EXIT.other));
 });
 
 const code = await main(process.argv.slice(2), {

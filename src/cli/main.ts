@@ -32,17 +32,18 @@ const NEGATIVE = /^-\.?\d/;
  */
 function spelled(args: readonly string[], specs: Readonly<Record<string, OptionSpec>>): string[] {
   const out: string[] = [];
+  const typeOf = (name: string) => (Object.hasOwn(specs, name) ? specs[name]?.type : undefined);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === '--') return [...out, ...args.slice(i)];
     const next = args[i + 1];
-    if (specs[arg.slice(2)]?.type === 'string' && arg.startsWith('--') && next !== undefined && NEGATIVE.test(next)) {
+    if (arg.startsWith('--') && typeOf(arg.slice(2)) === 'string' && next !== undefined && NEGATIVE.test(next)) {
       out.push(`${arg}=${next}`);
       i++;
       continue;
     }
     const [, name, value] = /^--([^=]+)=(true|false)$/.exec(arg) ?? [];
-    if (name && specs[name]?.type === 'boolean') out.push(value === 'true' ? `--${name}` : `--no-${name}`);
+    if (name && typeOf(name) === 'boolean') out.push(value === 'true' ? `--${name}` : `--no-${name}`);
     else out.push(arg);
   }
   return out;
