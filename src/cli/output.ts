@@ -56,6 +56,8 @@ class Progress {
   readonly #stderr: Streams['stderr'] | undefined;
   readonly #start = performance.now();
   #drawn = 0;
+  /** Whether the line is on the screen now (not erased for a record). */
+  #shown = false;
   records = 0;
   pages = 0;
 
@@ -65,12 +67,23 @@ class Progress {
 
   update(force = false): void {
     const now = performance.now();
-    if (!this.#stderr || (!force && now - this.#drawn < PROGRESS_MS)) return;
+    if (!this.#stderr || (!force && this.#shown && now - this.#drawn < PROGRESS_MS)) return;
     this.#drawn = now;
+    this.#shown = true;
     const perSecond = Math.round(this.records / Math.max((now - this.#start) / 1000, 0.001));
     const n = (value: number) => value.toLocaleString('en-US');
     // \r and "erase line": the line is redrawn in place.
     this.#stderr.write(`\r\x1b[K${n(this.records)} records, ${n(this.pages)} pages, ${n(perSecond)} records/s`);
+  }
+
+  /**
+   * Erases the line before records go to stdout on the same terminal, so that no record starts
+   * after the progress text; the next update draws it again below them.
+   */
+  clear(): void {
+    if (!this.#stderr || !this.#shown) return;
+    this.#stderr.write('\r\x1b[K');
+    this.#shown = false;
   }
 
   end(): void {
@@ -101,7 +114,10 @@ export async function printAll(
       for (const record of records) lines += `${jsonText(redact(record))}\n`;
       progress.records += records.length;
       progress.pages++;
-      if (lines) await write(streams.stdout, lines);
+      if (lines) {
+        if (streams.stdout.isTTY) progress.clear();
+        await write(streams.stdout, lines);
+      }
       progress.update();
       if (max !== undefined && progress.records >= max) break;
     }
