@@ -178,6 +178,21 @@ async function runMcp(args: readonly string[], io: Io): Promise<number> {
 const printText = (io: Io, text: string): Promise<void> =>
   new Promise((resolve) => io.stdout.write(text, () => resolve()));
 
+/**
+ * An unknown command, or an option where the command should be (`crm --tenant t contacts list`):
+ * an option is named without its value, which may be a secret (`--token=...`).
+ */
+function unknownCommand(words: readonly string[], help?: string): UsageError {
+  const option = words.find((word) => word.startsWith('-'));
+  if (option) {
+    return new UsageError(
+      `Unknown command: "${option.split('=', 1)[0]}" is an option, and options go after the command (crm <namespace> <command> [options])`,
+      help,
+    );
+  }
+  return new UsageError(`Unknown command "${words.join(' ')}"`, help);
+}
+
 async function dispatch(argv: readonly string[], io: Io): Promise<number> {
   if (argv.some((arg) => SECRET_FLAG.test(arg))) {
     throw new UsageError(
@@ -201,7 +216,7 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
   if (first === 'openapi') return runOpenApi(after, io);
   if (first === 'mcp') return runMcp(after, io);
   const namespace = commands.find((command) => kebab(command.namespace) === first)?.namespace;
-  if (!namespace) throw new UsageError(`Unknown command "${first}"`);
+  if (!namespace) throw unknownCommand([first]);
   if (second === undefined || second === '--help' || second === '-h') {
     const text = namespaceHelp(namespace);
     if (second === undefined) {
@@ -212,7 +227,7 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.ok;
   }
   const command = commands.find((c) => c.namespace === namespace && kebab(c.method) === second);
-  if (!command) throw new UsageError(`Unknown command "${first} ${second}"`, `crm ${first} --help`);
+  if (!command) throw unknownCommand([first, second], `crm ${first} --help`);
   return runCommand(command, rest, io);
 }
 

@@ -112,3 +112,21 @@ describe('crm --json', () => {
     }
   });
 });
+
+describe('crm before the command', () => {
+  it('names an option given before the command without its value, and says where options go', async () => {
+    const { fake, env } = await fakeCrm();
+    for (const args of [
+      ['--token=sk_live_s3cret', 'contacts', 'list'],
+      ['contacts', '--token=sk_live_s3cret', 'list'],
+    ]) {
+      const run = await runInProcess(args, env, notATerminal);
+      expect(run.code).toBe(2);
+      expect(run.stderr).not.toContain('s3cret');
+      expect(JSON.parse(run.stderr).message).toBe(
+        'Unknown command: "--token" is an option, and options go after the command (crm <namespace> <command> [options])',
+      );
+    }
+    expect(fake.requests).toEqual([]);
+  });
+});
