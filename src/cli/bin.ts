@@ -2,6 +2,7 @@
 /**
  * `crm`: every endpoint of the CRM integration API from a shell. `crm --help` for the commands.
  */
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { describeFailure, EXIT } from './failure';
 import { main } from './main';
@@ -16,11 +17,16 @@ async function version(): Promise<string> {
   }
 }
 
-async function readStdin(): Promise<string> {
-  let text = '';
-  process.stdin.setEncoding('utf8');
-  for await (const chunk of process.stdin) text += chunk;
-  return text;
+/** A stream's bytes as UTF-8 text, refused (`EFBIG`) past `maxBytes`: /dev/zero must not fill the memory. */
+async function readBounded(source: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (size > maxBytes) throw Object.assign(new Error(`More than ${maxBytes} bytes`), { code: 'EFBIG' });
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 // A reader that stops early (`crm contacts list --all | head -1`) closes the pipe: that is the
@@ -36,8 +42,8 @@ const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
-  readFile: (path) => readFile(path, 'utf8'),
-  readStdin,
+  readFile: (path, maxBytes) => readBounded(createReadStream(path), maxBytes),
+  readStdin: (maxBytes) => readBounded(process.stdin, maxBytes),
   version: await version(),
 });
 // Exit once stdout has taken the last write: idle keep-alive connections and an MCP client's open

@@ -5,7 +5,11 @@ import { UsageError } from './usage-error';
 /** What the command line reads besides its arguments: the environment and files. */
 export interface Environment {
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly readFile: (path: string) => Promise<string>;
+  /**
+   * A file's text (UTF-8), or a rejection with the error's `code`: `EFBIG` past `maxBytes`, so
+   * that `/dev/zero` or a log file given by mistake cannot fill the memory.
+   */
+  readonly readFile: (path: string, maxBytes: number) => Promise<string>;
 }
 
 /** The connection options as parsed (`connectionOptions`). */
@@ -30,18 +34,22 @@ export function wholeNumber(where: string, text: string | undefined): number | u
   return value;
 }
 
+/** The most of a secret's file that is read: a key or a token is far shorter. */
+const SECRET_FILE_BYTES = 64 * 1024;
+
 /**
- * A secret from a file: its first line, without surrounding spaces. The message names the file,
- * never its content.
+ * A secret from a file: its first line, without surrounding spaces. No message shows its content.
  */
 async function secretFrom(flag: string, path: string, { readFile }: Environment): Promise<string> {
   if (!path) throw new UsageError(`--${flag} needs a path, not an empty value`);
   let text: string;
   try {
-    text = await readFile(path);
+    text = await readFile(path, SECRET_FILE_BYTES);
   } catch (error) {
+    // Not the path: a key given where its path goes (`--api-key-file sk_live_...`) would be echoed.
     const code = (error as { code?: unknown }).code;
-    throw new UsageError(`--${flag}: cannot read ${path}${typeof code === 'string' ? ` (${code})` : ''}`);
+    if (code === 'EFBIG') throw new UsageError(`--${flag}: the file is larger than a key (${SECRET_FILE_BYTES} bytes)`);
+    throw new UsageError(`--${flag}: cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`);
   }
   const secret = text.split(/\r?\n/, 1)[0]?.trim() ?? '';
   if (!secret) throw new UsageError(`--${flag}: ${path} is empty`);

@@ -34,6 +34,7 @@ async function jsonInput(spec: string, read: JsonSource, help: string): Promise<
   } catch (error) {
     if (error instanceof UsageError) throw error;
     const code = (error as { code?: unknown }).code;
+    if (code === 'EFBIG') throw new UsageError(`--json: ${where} is larger than an input may be`, help);
     throw new UsageError(`--json: cannot read ${where}${typeof code === 'string' ? ` (${code})` : ''}`, help);
   }
   let parsed: unknown;

@@ -14,13 +14,16 @@ import { UsageError } from './usage-error';
 
 /** Everything `crm` touches outside its arguments, so that tests can give their own. */
 export interface Io extends Streams, Environment {
-  /** Standard input as text, for `--json -`. */
-  readonly readStdin: () => Promise<string>;
+  /** Standard input as text, for `--json -`: as `readFile`, an `EFBIG` rejection past `maxBytes`. */
+  readonly readStdin: (maxBytes: number) => Promise<string>;
   /** The package's version, for `--version` and the MCP handshake. */
   readonly version: string;
 }
 
 type Values = Record<string, string | boolean | undefined>;
+
+/** The most of a `--json` file or standard input that is read: an input is a record, far smaller. */
+const JSON_BYTES = 16 * 1024 * 1024;
 
 /** A negative number, which no option's name can be: `-5`, `-0.5`, `-.5`, `-1e3`. */
 const NEGATIVE = /^-\.?\d/;
@@ -104,7 +107,11 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
     positionals,
     values.json as string | undefined,
     (spec) =>
-      spec === '-' ? io.readStdin() : spec.startsWith('@') ? io.readFile(spec.slice(1)) : Promise.resolve(spec),
+      spec === '-'
+        ? io.readStdin(JSON_BYTES)
+        : spec.startsWith('@')
+          ? io.readFile(spec.slice(1), JSON_BYTES)
+          : Promise.resolve(spec),
     help,
   );
   // Read before anything is sent: a list's request starts as soon as it is made, and one left

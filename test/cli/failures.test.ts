@@ -194,6 +194,26 @@ describe('crm and credentials', () => {
     expect(failure(refused).message).toBe(`--api-key-file: ${empty} is empty`);
   });
 
+  it('reads a bounded prefix of a key file or a --json file, and never echoes a key given as a path', async () => {
+    const { fake, env } = await fakeCrm();
+    const { CRM_API_KEY: _, ...rest } = env;
+    const zeroKey = await runCrm(['contacts', 'list', '--api-key-file', '/dev/zero'], rest);
+    expect({ code: zeroKey.code, message: failure(zeroKey).message }).toEqual({
+      code: 2,
+      message: '--api-key-file: the file is larger than a key (65536 bytes)',
+    });
+    const zeroJson = await runCrm(['contacts', 'create', '--json', '@/dev/zero'], env);
+    expect({ code: zeroJson.code, message: failure(zeroJson).message }).toEqual({
+      code: 2,
+      message: '--json: /dev/zero is larger than an input may be',
+    });
+    const keyAsPath = await runCrm(['contacts', 'list', '--api-key-file', 'sk_live_0123456789abcdef'], rest);
+    expect(keyAsPath.code).toBe(2);
+    expect(failure(keyAsPath).message).toBe('--api-key-file: cannot read the file (ENOENT)');
+    expect(keyAsPath.stderr).not.toContain('sk_live_0123456789abcdef');
+    expect(fake.requests).toEqual([]);
+  });
+
   it('says which credential is missing before sending anything', async () => {
     const { fake, env } = await fakeCrm();
     const { CRM_API_KEY: _, CRM_ADMIN_TOKEN: __, ...rest } = env;
