@@ -3,7 +3,9 @@
 //      (a) imports it as ESM and requires it as CJS,
 //      (b) type-checks a strict consumer file with moduleResolution node16 and bundler,
 //      (c) makes a real call against the fake server of crm-integration-sdk/testing, traced by
-//          crm-integration-sdk/otel.
+//          crm-integration-sdk/otel,
+//      (d) runs the bins: `crm` exports from the fake, prints the OpenAPI document, and serves
+//          `crm mcp` to the MCP SDK's client (its optional peer installed).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ try {
       `msw@${version('msw')}`,
       `@opentelemetry/api@${version('@opentelemetry/api')}`,
       `@opentelemetry/sdk-trace-base@${version('@opentelemetry/sdk-trace-base')}`,
+      `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`,
       `typescript@${version('typescript')}`,
       `@types/node@${version('@types/node')}`,
     ],
@@ -123,8 +126,42 @@ console.log('ok', typeof sdk.CrmClient, account.id);`;
   );
   run(process.execPath, ['esm.mjs'], consumer);
   run(process.execPath, ['cjs.cjs'], consumer);
+
+  writeFileSync(
+    join(consumer, 'bins.mjs'),
+    `import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { generateFakeData, startFakeCrmServer } from 'crm-integration-sdk/testing';
+
+const server = await startFakeCrmServer({ seed: generateFakeData({ contacts: 7 }) });
+const env = { PATH: process.env.PATH, CRM_BASE_URL: server.url, CRM_TENANT_ID: server.fake.tenantId, CRM_API_KEY: server.fake.credentials.apiKey };
+const crm = new URL('./node_modules/.bin/crm', import.meta.url).pathname;
+// Asynchronous: the fake answers from this process.
+const run = async (args, options) => (await promisify(execFile)(process.execPath, [crm, ...args], options)).stdout;
+try {
+  const exported = await run(['contacts', 'list', '--all', '--limit', '3'], { env });
+  if (exported.trimEnd().split('\\n').length !== 7) throw new Error('crm --all: ' + exported);
+  const openapi = JSON.parse(await run(['openapi']));
+  const operations = Object.values(openapi.paths).flatMap((item) => Object.keys(item));
+  if (openapi.openapi !== '3.1.0' || operations.length !== 13) throw new Error('crm openapi: ' + operations.length);
+  const client = new Client({ name: 'check-package', version: '0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [crm, 'mcp'], env }));
+  const { tools } = await client.listTools();
+  const page = await client.callTool({ name: 'contacts_list', arguments: { limit: 2 } });
+  await client.close();
+  if (!tools.some((tool) => tool.name === 'contacts_list') || JSON.parse(page.content[0].text).data.length !== 2)
+    throw new Error('crm mcp: ' + JSON.stringify(page));
+  console.log('ok: crm exports, prints OpenAPI 3.1 and serves MCP (' + tools.length + ' read tools)');
+} finally {
+  await server.close();
+}
+`,
+  );
+  run(process.execPath, ['bins.mjs'], consumer);
   process.stdout.write(
-    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel entry included\n',
+    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel entry and the bins included\n',
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
