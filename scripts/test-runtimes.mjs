@@ -143,6 +143,7 @@ try {
     const version = sh(node, ['--version'], app).trim();
     record(`${runtime} (${version}), ESM`, () => sh(node, ['node-like.mjs'], app));
     record(`${runtime} (${version}), CJS require`, () => sh(node, ['require.cjs'], app));
+    record(`${runtime} (${version}), the crm bin`, () => crmBin(node, app));
   }
   record(`Bun ${sh(bin('.bin/bun'), ['--version'], app).trim()}`, () => sh(bin('.bin/bun'), ['node-like.mjs'], app));
   record(`Deno ${sh(bin('.bin/deno'), ['--version'], app).split('\n')[0]}`, () =>
@@ -158,6 +159,20 @@ for (const r of results) say(`| ${r.runtime} | ${r.status} |`);
 const count = (status) => results.filter((r) => r.status === status).length;
 say(`\n${count('passed')} passed, ${count('failed')} failed${count('skipped') ? `, ${count('skipped')} skipped` : ''}`);
 if (count('failed') > 0) process.exit(1);
+
+/**
+ * The `crm` bin on this Node: its OpenAPI document, and a command whose flags (a negated boolean
+ * among them) parse and whose request is sent to a closed port: exit 6, a connection failure.
+ */
+function crmBin(node, app) {
+  const crm = binOf(app, '.bin/crm');
+  const operations = Object.values(JSON.parse(sh(node, [crm, 'openapi'], app)).paths).flatMap(Object.keys);
+  if (operations.length !== 13) return `crm openapi: ${operations.length} operations`;
+  const env = { PATH: process.env.PATH, CRM_BASE_URL: 'http://127.0.0.1:9', CRM_TENANT_ID: 't', CRM_API_KEY: 'k' };
+  const args = [crm, 'contacts', 'update', 'con_1', '--no-is-primary', '--max-retries', '0'];
+  const { status, stderr } = spawnSync(node, args, { cwd: app, env, encoding: 'utf8' });
+  return status === 6 && JSON.parse(stderr).name === 'CrmConnectionError' ? 'ok' : `crm exited ${status}: ${stderr}`;
+}
 
 /** The ESM build, bundled for the page by esbuild, calling the fake server over CORS. */
 async function chromium(app) {
