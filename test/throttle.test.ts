@@ -96,6 +96,46 @@ describe("throttle: 'auto'", () => {
     expect(seen.map((request) => request.status)).toEqual([429, 429, 429, 200]);
   });
 
+  test('the first request goes alone: the others wait for its answer before the ramp starts', async () => {
+    const seen = contactsServer((index) => created(index), 120);
+    const crm = makeClient({ throttle: 'auto' });
+
+    await settle(Promise.all(Array.from({ length: 5 }, (_, i) => crm.contacts.create({ email: `c${i}@x.io` }))));
+
+    expect(seen).toHaveLength(5);
+    // Answered 120 ms after it arrived; the second is sent once the answer is in.
+    expect((seen[1] as Seen).at - (seen[0] as Seen).at).toBeGreaterThanOrEqual(120);
+  });
+
+  test('the rate is learned from every request of the refused phase, those still on their way included', async () => {
+    // A token bucket of 50 a second, a burst of 5, answering after 40 ms: the refusal is heard
+    // when more requests are already on their way, and what became of them narrows the rate.
+    const rate = 50;
+    let tokens = 5;
+    let last = Date.now();
+    const seen = contactsServer((index) => {
+      const now = Date.now();
+      tokens = Math.min(5, tokens + ((now - last) / 1000) * rate);
+      last = now;
+      if (tokens < 1) return refused(1);
+      tokens -= 1;
+      return created(index);
+    }, 40);
+    const crm = makeClient({ throttle: 'auto' });
+
+    await settle(Promise.all(Array.from({ length: 600 }, (_, i) => crm.contacts.create({ email: `c${i}@x.io` }))));
+
+    const refusals = seen.filter((request) => request.status === 429);
+    const first = refusals[0] as Seen;
+    // One phase refused: nothing after the first pause.
+    expect(refusals.every((request) => request.at < first.at + 1000)).toBe(true);
+    // Then the bucket's pace, within 2%: 600 creates, less those placed before the pause.
+    const after = seen.filter((request) => request.at > first.at + 1000);
+    const seconds = ((after.at(-1) as Seen).at - (after[0] as Seen).at) / 1000;
+    expect((after.length - 1) / seconds).toBeGreaterThan(rate * 0.9);
+    expect(seen.filter((request) => request.status === 200)).toHaveLength(600);
+  }, 30_000);
+
   test('the pace recovers after the server raises its limit', async () => {
     // A token bucket: `limit` a second, a burst of a tenth of it.
     let limit = 10;
