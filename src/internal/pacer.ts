@@ -245,8 +245,8 @@ export class Pacer {
  * before it accepted. Each accepted request says the bucket held a token then, which it does
  * from some rate up; each refused one that it was dry, which it is up to some rate. The answer
  * is the middle of the rates that agree with every outcome heard. Where none do (the server saw
- * the requests at other times than they were sent), the lowest rate that agrees with every
- * acceptance: a refusal is what a bunch of requests brings early.
+ * some requests at other times than they were sent: a stall bunched or spread them), the middle of
+ * the rates that get the fewest outcomes wrong: either bound alone was seen to miss by 10% or more.
  */
 function rateOf(times: readonly number[], outcomes: readonly number[], dry: number): number {
   // Those before the dry one that were not heard from are taken as accepted; after it, the
