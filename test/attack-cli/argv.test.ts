@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 import { generateFakeData } from '../../src/testing/index';
-import { envFor, runInProcess, terminal } from '../cli/run-crm';
+import { envFor, runInProcess, terminal, testIo } from '../cli/run-crm';
 import { startedServer } from '../support/fake-harness';
 
 async function fakeCrm() {
@@ -22,19 +22,21 @@ const notATerminal = { stdout: false, stderr: false };
 async function withFiles(args: string[], env: Record<string, string>, files: Record<string, string>) {
   const stdout = terminal(false);
   const stderr = terminal(false);
-  const code = await main(args, {
-    stdout: stdout.stream,
-    stderr: stderr.stream,
-    env,
-    readFile: (path) =>
-      path in files
-        ? Promise.resolve(files[path] as string)
-        : Promise.reject(
-            Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT' }),
-          ),
-    readStdin: () => Promise.resolve(files['-'] ?? ''),
-    version: '0.0.0-test',
-  });
+  const code = await main(
+    args,
+    testIo({
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      env,
+      readFile: (path) =>
+        path in files
+          ? Promise.resolve(files[path] as string)
+          : Promise.reject(
+              Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT' }),
+            ),
+      readStdin: () => Promise.resolve(files['-'] ?? ''),
+    }),
+  );
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 import { generateFakeData } from '../../src/testing/index';
-import { envFor } from '../cli/run-crm';
+import { envFor, testIo } from '../cli/run-crm';
 import { startedServer } from '../support/fake-harness';
 
 /** stdout and stderr on one screen: what a person sees, in the order it was written. */
@@ -24,14 +24,7 @@ async function run(args: string[], isTTY: { stdout: boolean; stderr: boolean }) 
   const shown = screen(isTTY);
   const out: string[] = [];
   shown.stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
-  const code = await main(args, {
-    stdout: shown.stdout,
-    stderr: shown.stderr,
-    env,
-    readFile: () => Promise.reject(new Error('no files here')),
-    readStdin: () => Promise.resolve(''),
-    version: '0.0.0-test',
-  });
+  const code = await main(args, testIo({ stdout: shown.stdout, stderr: shown.stderr, env }));
   return { code, screen: shown.text(), stdout: out.join('') };
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 import { generateFakeData } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
-import { CRM_BIN, envFor, runCrm, runInProcess, terminal } from './run-crm';
+import { CRM_BIN, envFor, runCrm, runInProcess, terminal, testIo } from './run-crm';
 
 async function fakeCrm(contacts: number) {
   const srv = await startedServer({ seed: generateFakeData({ accounts: 2, contacts }) });
@@ -110,14 +110,7 @@ describe('crm on a terminal', () => {
       throw new Error('disk full');
     };
     const stderr = terminal(false);
-    const code = await main(['contacts', 'list'], {
-      stdout: broken,
-      stderr: stderr.stream,
-      env,
-      readFile: () => Promise.reject(new Error('no files here')),
-      readStdin: () => Promise.resolve(''),
-      version: '0.0.0-test',
-    });
+    const code = await main(['contacts', 'list'], testIo({ stdout: broken, stderr: stderr.stream, env }));
     expect(code).toBe(1);
     expect(JSON.parse(stderr.text())).toEqual({ name: 'Error', message: 'disk full' });
   });

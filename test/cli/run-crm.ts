@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { main } from '../../src/cli/main';
+import { type Io, main } from '../../src/cli/main';
 
 /** The built bin: `npm test` builds before it runs the tests. */
 export const CRM_BIN = fileURLToPath(new URL('../../dist/cli/crm.js', import.meta.url));
@@ -64,6 +64,15 @@ export function terminal(isTTY: boolean) {
   return { stream, text: () => text };
 }
 
+/** What `main` touches, for a run in this process: no files, an empty stdin, unless given. */
+export const testIo = (io: Pick<Io, 'stdout' | 'stderr' | 'env'> & Partial<Io>): Io => ({
+  readFile: () => Promise.reject(new Error('no files here')),
+  readStdin: () => Promise.resolve(''),
+  version: '0.0.0-test',
+  ...io,
+});
+
+/** `main` in this process, its streams (or terminals) kept. */
 export async function runInProcess(
   args: string[],
   env: Record<string, string>,
@@ -71,13 +80,6 @@ export async function runInProcess(
 ) {
   const stdout = terminal(tty.stdout);
   const stderr = terminal(tty.stderr);
-  const code = await main(args, {
-    stdout: stdout.stream,
-    stderr: stderr.stream,
-    env,
-    readFile: () => Promise.reject(new Error('no files here')),
-    readStdin: () => Promise.resolve(''),
-    version: '0.0.0-test',
-  });
+  const code = await main(args, testIo({ stdout: stdout.stream, stderr: stderr.stream, env }));
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
