@@ -38,6 +38,12 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.stderr.write(describeFailure(error, !process.stderr.isTTY), () => process.exit(EXIT.other));
 });
 
+// Ctrl-C: the progress line (on a terminal) gets its newline, and the shell its usual 130.
+process.once('SIGINT', () => {
+  if (process.stderr.isTTY) process.stderr.write('\n');
+  process.exit(130);
+});
+
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

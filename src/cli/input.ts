@@ -17,10 +17,15 @@ const typesOf = (schema: FieldSchema): readonly string[] =>
  * Anything else stays text, for the SDK's schema to refuse with its own message ("Expected
  * number, received string"), so the command line and the SDK never disagree on what is valid.
  */
-function typedValue(field: Field, text: string): unknown {
+function typedValue(field: Field, text: string, help: string): unknown {
   const types = typesOf(field.schema);
-  if ((types.includes('number') || types.includes('integer')) && NUMBER.test(text.trim())) return Number(text);
-  return text;
+  if (!(types.includes('number') || types.includes('integer')) || !NUMBER.test(text.trim())) return text;
+  const value = Number(text);
+  // 12345678901234567890 would be sent as 12345678901234567000: refused rather than changed.
+  if (/^\s*[-+]?\d+\s*$/.test(text) && !Number.isSafeInteger(value)) {
+    throw new UsageError(`--${field.flag}: ${text.trim()} is past the whole numbers JSON carries exactly`, help);
+  }
+  return value;
 }
 
 /** `--json` as given: inline JSON, `@path` for a file's, `-` for standard input's. */
@@ -71,7 +76,7 @@ export async function parseInput(
   if (command.positional) delete input[command.positional.name];
   for (const field of command.fields) {
     const value = values[field.flag];
-    if (value !== undefined) input[field.name] = typeof value === 'boolean' ? value : typedValue(field, value);
+    if (value !== undefined) input[field.name] = typeof value === 'boolean' ? value : typedValue(field, value, help);
   }
   const extra = Object.keys(input);
   if (!command.inputIn && extra.length) {

@@ -52,17 +52,44 @@ function spelled(args: readonly string[], specs: Readonly<Record<string, OptionS
   return out;
 }
 
+/** `--help` (or `-h`) before any `--`: the help is printed whatever else is wrong with the line, as git does. */
+const asksForHelp = (args: readonly string[]): boolean => {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+};
+
+type Token = { kind: string; name?: string | undefined; rawName?: string | undefined; value?: string | undefined };
+
+/**
+ * An option given twice with two values (`--limit 1 --limit 2`, `--x --no-x`): parseArgs keeps
+ * the last, silently. A script that builds a command line must not have one of them ignored.
+ */
+function refuseConflicts(tokens: readonly Token[]) {
+  const seen = new Map<string, string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue;
+    const value = token.value ?? String(!token.rawName?.startsWith('--no-'));
+    const before = seen.get(token.name);
+    if (before !== undefined && before !== value)
+      throw new Error(`Option '--${token.name}' is given twice, with two values`);
+    seen.set(token.name, value);
+  }
+}
+
 function parse(args: readonly string[], specs: Readonly<Record<string, OptionSpec>>, help: string) {
+  if (asksForHelp(args)) return { values: { help: true } as Values, positionals: [] };
   const options: ParseArgsOptionsConfig = {};
   for (const [name, { type, short }] of Object.entries(specs)) options[name] = short ? { type, short } : { type };
   try {
-    const { values, positionals } = parseArgs({
+    const { values, positionals, tokens } = parseArgs({
       args: spelled(args, specs),
       options,
       strict: true,
       allowPositionals: true,
       allowNegative: true,
+      tokens: true,
     });
+    refuseConflicts(tokens);
     return { values: values as Values, positionals };
   } catch (error) {
     // parseArgs names the option and what is wrong with it; its code and stack add nothing.

@@ -73,7 +73,10 @@ class Progress {
     const perSecond = Math.round(this.records / Math.max((now - this.#start) / 1000, 0.001));
     const n = (value: number) => value.toLocaleString('en-US');
     // \r and "erase line": the line is redrawn in place.
-    this.#stderr.write(`\r\x1b[K${n(this.records)} records, ${n(this.pages)} pages, ${n(perSecond)} records/s`);
+    const count = (value: number, noun: string) => `${n(value)} ${noun}${value === 1 ? '' : 's'}`;
+    this.#stderr.write(
+      `\r\x1b[K${count(this.records, 'record')}, ${count(this.pages, 'page')}, ${n(perSecond)} records/s`,
+    );
   }
 
   /**
