@@ -107,9 +107,10 @@ describe("throttle: 'auto'", () => {
     expect((seen[1] as Seen).at - (seen[0] as Seen).at).toBeGreaterThanOrEqual(120);
   });
 
-  test('the rate is learned from every request of the refused phase, those still on their way included', async () => {
+  test('a 50/s bucket answering 40 ms late is met after one refused phase, at its pace, every record placed once', async () => {
     // A token bucket of 50 a second, a burst of 5, answering after 40 ms: the refusal is heard
     // when more requests are already on their way, and what became of them narrows the rate.
+    // (A guard against regressions: the pacer before that change met this bucket too.)
     const rate = 50;
     let tokens = 5;
     let last = Date.now();
@@ -129,7 +130,7 @@ describe("throttle: 'auto'", () => {
     const first = refusals[0] as Seen;
     // One phase refused: nothing after the first pause.
     expect(refusals.every((request) => request.at < first.at + 1000)).toBe(true);
-    // Then the bucket's pace, within 2%: 600 creates, less those placed before the pause.
+    // Then close to the bucket's pace (above 90%; the fake clock's start moves it by a few %).
     const after = seen.filter((request) => request.at > first.at + 1000);
     const seconds = ((after.at(-1) as Seen).at - (after[0] as Seen).at) / 1000;
     expect((after.length - 1) / seconds).toBeGreaterThan(rate * 0.9);

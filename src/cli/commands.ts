@@ -83,9 +83,15 @@ interface ObjectSchema {
   readonly required?: readonly string[];
 }
 
-/** A schema as JSON Schema: what callers send (`input`) or what the SDK returns (`output`). */
-export const jsonSchemaOf = (schema: z.ZodMiniType, io: 'input' | 'output'): Record<string, unknown> =>
-  z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+/**
+ * A schema as JSON Schema: what callers send (`input`) or what the SDK returns (`output`).
+ * Without zod's top-level `$schema`: every use embeds it (a flag, an OpenAPI document, an MCP
+ * tool's property), where that keyword has no place.
+ */
+export function jsonSchemaOf(schema: z.ZodMiniType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
 
 function fieldsOf(schema: z.ZodMiniType | undefined): Field[] {
   if (!schema) return [];
@@ -126,6 +132,10 @@ function commandOf(name: EndpointName): Command {
 
 /** Every endpoint as a command, in the table's order. */
 export const commands: readonly Command[] = (Object.keys(endpoints) as EndpointName[]).map(commandOf);
+
+/** How an OpenAPI operation and an MCP tool name a command: `api_key_status`, `contacts_list`. */
+export const snakeName = (command: Command): string =>
+  `${kebab(command.namespace)}_${kebab(command.method)}`.replaceAll('-', '_');
 
 /** How the command line spells a command: `api-key status`. */
 export const words = (command: Command): string => `${kebab(command.namespace)} ${kebab(command.method)}`;

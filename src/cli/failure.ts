@@ -9,7 +9,7 @@ import {
   CrmValidationError,
   isCrmApiError,
 } from '../core/errors';
-import { jsonText } from './output';
+import { escaped, jsonText } from './output';
 import { UsageError } from './usage-error';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
@@ -60,9 +60,7 @@ export function describeFailure(error: unknown, asJson: boolean): string {
   const facts = factsOf(error);
   if (asJson) return `${jsonText(facts)}\n`;
   // A server's words reach the message: no control character of theirs may reach the terminal.
-  const oneLine = String(facts.message)
-    .replace(/\s*\n\s*/g, ' ')
-    .replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const oneLine = escaped(String(facts.message).replace(/\s*\n\s*/g, ' '), CONTROL);
   const help = error instanceof UsageError ? ` (see ${error.help})` : '';
   return `crm: ${oneLine}${help}\n`;
 }

@@ -9,7 +9,7 @@ import { columns, commandHelp, namespaceHelp, optionRows, topHelp } from './help
 import { parseInput } from './input';
 import { invoke } from './invoke';
 import { openApiDocument } from './openapi';
-import { pageJson, printAll, printJson, type Streams } from './output';
+import { pageJson, printAll, printJson, type Streams, write } from './output';
 import { UsageError } from './usage-error';
 
 /** Everything `crm` touches outside its arguments, so that tests can give their own. */
@@ -119,7 +119,7 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
   };
   const { values, positionals } = parse(args, specs, help);
   if (values.help) {
-    await printText(io, commandHelp(command));
+    await write(io.stdout, commandHelp(command));
     return EXIT.ok;
   }
   if (positionals.length > (command.positional ? 1 : 0)) {
@@ -173,7 +173,7 @@ async function runOpenApi(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { help: connectionOptions.help }, 'crm openapi --help');
   if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, 'crm openapi --help');
   if (values.help) {
-    await printText(io, OPENAPI_HELP);
+    await write(io.stdout, OPENAPI_HELP);
     return EXIT.ok;
   }
   await printJson(io, openApiDocument({ version: io.version }));
@@ -199,7 +199,7 @@ async function runMcp(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { ...mcpOptions, ...connectionOptions }, 'crm mcp --help');
   if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, 'crm mcp --help');
   if (values.help) {
-    await printText(io, MCP_HELP);
+    await write(io.stdout, MCP_HELP);
     return EXIT.ok;
   }
   const { crm, secrets } = await clientFor(values as ConnectionValues, io, 'apiKey');
@@ -207,10 +207,6 @@ async function runMcp(args: readonly string[], io: Io): Promise<number> {
   await runMcpServer({ crm, allowWrites: values['allow-writes'] === true, version: io.version, secrets });
   return EXIT.ok;
 }
-
-/** Help goes to stdout as text: it is what was asked for. */
-const printText = (io: Io, text: string): Promise<void> =>
-  new Promise((resolve) => io.stdout.write(text, () => resolve()));
 
 /**
  * An unknown command, or an option where the command should be (`crm --tenant t contacts list`):
@@ -239,11 +235,11 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.usage;
   }
   if (first === '--help' || first === '-h' || first === 'help') {
-    await printText(io, topHelp());
+    await write(io.stdout, topHelp());
     return EXIT.ok;
   }
   if (first === '--version') {
-    await printText(io, `${io.version}\n`);
+    await write(io.stdout, `${io.version}\n`);
     return EXIT.ok;
   }
   const after = [second, ...rest].filter((arg) => arg !== undefined);
@@ -257,7 +253,7 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
       io.stderr.write(text);
       return EXIT.usage;
     }
-    await printText(io, text);
+    await write(io.stdout, text);
     return EXIT.ok;
   }
   const command = commands.find((c) => c.namespace === namespace && kebab(c.method) === second);

@@ -3,8 +3,9 @@ import { isCrmError } from '../core/errors';
 import type { Page } from '../core/page';
 import { PathId } from '../internal/path';
 import { redactor } from '../internal/redaction';
-import { type Command, commands, isKeyManagement, jsonSchemaOf } from './commands';
+import { type Command, commands, isKeyManagement, jsonSchemaOf, snakeName } from './commands';
 import { invoke } from './invoke';
+import { pageJson } from './output';
 
 /*
  * The MCP tools of `crm mcp`, as plain data and one function, without the MCP SDK: mcp.ts hands
@@ -40,12 +41,6 @@ interface ToolResult {
   isError?: boolean;
 }
 
-/** `apiKey` -> `api_key`: MCP clients show tool names as identifiers, and snake case is theirs. */
-const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** `contacts_list`, `opportunities_get`, `grants_resolve`. */
-const toolName = (command: Command): string => `${snake(command.namespace)}_${snake(command.method)}`;
-
 const PAGING =
   ' Returns one page: {"data": [...], "pagination": {...}, "next": {...} | null}. To read the next page, ' +
   'call this tool again with the arguments in "next"; "next" is null on the last page.';
@@ -59,18 +54,11 @@ function positionalSchema(command: Command): unknown {
   return (query as { properties?: Record<string, unknown> }).properties?.[positional.name];
 }
 
-/** The `$schema` key zod puts on a root schema has no place inside a property. */
-function withoutDialect(schema: unknown): unknown {
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const { $schema: _, ...rest } = schema as Record<string, unknown>;
-  return rest;
-}
-
 function definitionOf(command: Command): ToolDefinition {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   if (command.positional) {
-    properties[command.positional.name] = withoutDialect(positionalSchema(command));
+    properties[command.positional.name] = positionalSchema(command);
     required.push(command.positional.name);
   }
   for (const field of command.fields) {
@@ -82,7 +70,7 @@ function definitionOf(command: Command): ToolDefinition {
   // PUT replaces the fields it is given: destructive, and the same call twice changes nothing more.
   const update = method === 'PUT';
   return {
-    name: toolName(command),
+    name: snakeName(command),
     title,
     description: `${command.summary} (${method} /${path})${command.list ? PAGING : ''}`,
     inputSchema: { type: 'object', properties, required, additionalProperties: false },
@@ -124,7 +112,7 @@ function split(command: Command, args: Readonly<Record<string, unknown>>) {
     const known = [...(positional ? [positional] : []), ...names];
     throw new ToolInputError(
       `Unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.map((n) => JSON.stringify(n)).join(', ')}. ` +
-        `${toolName(command)} takes ${known.length ? known.join(', ') : 'no arguments'}.`,
+        `${snakeName(command)} takes ${known.length ? known.join(', ') : 'no arguments'}.`,
     );
   }
   // Own properties only, copied with defineProperty semantics (fromEntries): a `__proto__` key
@@ -144,7 +132,7 @@ function pageResult(page: Page<{ id: string }>, args: Readonly<Record<string, un
   const number = typeof given === 'number' ? given : 1;
   const more = page.hasNextPage() && Number.isSafeInteger(number + 1);
   const next = more ? { ...Object.fromEntries(Object.entries(args)), page: number + 1 } : null;
-  return { data: page.data, pagination: page.pagination, next };
+  return { ...pageJson(page), next };
 }
 
 /** The tools of `crm mcp`: their definitions, and how to call one by name. */
@@ -167,7 +155,7 @@ export interface Tools {
 export function toolsFor(crm: CrmClient, allowWrites: boolean, secrets: readonly string[]): Tools {
   const redact = redactor(secrets);
   const exposed = new Map<string, Command>();
-  for (const command of commands) if (!isKeyManagement(command)) exposed.set(toolName(command), command);
+  for (const command of commands) if (!isKeyManagement(command)) exposed.set(snakeName(command), command);
   const definitions = [...exposed.values()].filter((c) => allowWrites || !c.writes).map(definitionOf);
 
   async function call(name: string, args: Readonly<Record<string, unknown>> = {}, signal?: AbortSignal) {

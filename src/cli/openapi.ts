@@ -6,7 +6,7 @@ import { NonEmptyString } from '../schemas/common';
 import { ContactSchema } from '../schemas/contact';
 import { OpportunitySchema } from '../schemas/opportunity';
 import { PaginationSchema } from '../schemas/pagination';
-import { type Command, commands, type EndpointName, jsonSchemaOf, kebab } from './commands';
+import { type Command, commands, type EndpointName, jsonSchemaOf, snakeName } from './commands';
 
 /*
  * `crm openapi`: the API as an OpenAPI 3.1 document, written from the command table (the endpoint
@@ -94,18 +94,12 @@ export const sdkOnlyFields: Partial<Record<EndpointName, readonly string[]>> = {
   createActivity: ['opportunityId'],
 };
 
-/** zod's JSON Schema without the top-level `$schema`: it is not allowed in an OpenAPI document. */
-function schemaOf(schema: z.ZodMiniType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _, ...rest } = jsonSchemaOf(schema, io);
-  return rest;
-}
-
 const refTo = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 /** A response schema: a `$ref` to its component when it has a name, else inline. */
 function outputOf(schema: z.ZodMiniType): JsonSchema {
   const name = named.get(schema);
-  return name ? refTo(name) : schemaOf(schema, 'output');
+  return name ? refTo(name) : jsonSchemaOf(schema, 'output');
 }
 
 interface ObjectSchema extends JsonSchema {
@@ -117,7 +111,7 @@ interface ObjectSchema extends JsonSchema {
 // places would be printed by a YAML writer with an anchor and an alias, which some tools refuse.
 
 /** The tenant id, in the query or the body: the spec's "string, min length 1". */
-const tenantSchema = () => schemaOf(NonEmptyString, 'input');
+const tenantSchema = () => jsonSchemaOf(NonEmptyString, 'input');
 
 // The spec: "The header x-tenant-id may optionally be sent as an alternative."
 const tenantHeader = (): OpenApiParameter => ({
@@ -145,10 +139,10 @@ const tenantQuery = (): OpenApiParameter => ({
 
 function parametersOf({ endpoint }: Command): OpenApiParameter[] {
   const path = placeholdersOf(endpoint.path).map(
-    (name): OpenApiParameter => ({ name, in: 'path', required: true, schema: schemaOf(PathId, 'input') }),
+    (name): OpenApiParameter => ({ name, in: 'path', required: true, schema: jsonSchemaOf(PathId, 'input') }),
   );
   const tenant = { query: [tenantQuery(), tenantHeader()], body: [tenantHeader()], none: [] }[endpoint.tenantIn];
-  const query = endpoint.query ? (schemaOf(endpoint.query, 'input') as ObjectSchema) : {};
+  const query = endpoint.query ? (jsonSchemaOf(endpoint.query, 'input') as ObjectSchema) : {};
   const fields = Object.entries(query.properties ?? {}).map(
     ([name, schema]): OpenApiParameter => ({
       name,
@@ -168,7 +162,7 @@ function parametersOf({ endpoint }: Command): OpenApiParameter[] {
  */
 function requestBodyOf({ name, endpoint }: Command): JsonSchema | undefined {
   if (!endpoint.body && endpoint.tenantIn !== 'body') return undefined;
-  const schema: ObjectSchema = endpoint.body ? schemaOf(endpoint.body, 'input') : { type: 'object' };
+  const schema: ObjectSchema = endpoint.body ? jsonSchemaOf(endpoint.body, 'input') : { type: 'object' };
   const dropped = new Set(sdkOnlyFields[name]);
   const properties = Object.entries(schema.properties ?? {}).filter(([field]) => !dropped.has(field));
   const { required: all = [], ...rest } = schema;
@@ -186,7 +180,7 @@ function requestBodyOf({ name, endpoint }: Command): JsonSchema | undefined {
  * `{ success: true, data, pagination }` (`data` an array and `pagination` only on lists).
  */
 function envelopeOf({ endpoint }: Command): JsonSchema {
-  const envelope = schemaOf(endpoint.envelope, 'output') as ObjectSchema;
+  const envelope = jsonSchemaOf(endpoint.envelope, 'output') as ObjectSchema;
   const data = outputOf(endpoint.data);
   const properties = {
     ...envelope.properties,
@@ -199,10 +193,10 @@ function envelopeOf({ endpoint }: Command): JsonSchema {
 const json = (schema: JsonSchema): JsonContent => ({ 'application/json': { schema } });
 
 function operationOf(command: Command): OpenApiOperation {
-  const { namespace, method, summary, endpoint } = command;
+  const { namespace, summary, endpoint } = command;
   const body = requestBodyOf(command);
   return {
-    operationId: `${kebab(namespace)}-${kebab(method)}`.replaceAll('-', '_'),
+    operationId: snakeName(command),
     summary,
     tags: [namespace],
     security: [endpoint.auth === 'admin' ? { adminBearer: [] } : { apiKey: [] }],
@@ -263,7 +257,7 @@ export function openApiDocument({ version }: OpenApiOptions): OpenApiDocument {
           description: "A tenant administrator's token, for key management.",
         },
       },
-      schemas: Object.fromEntries([...named].map(([schema, name]) => [name, schemaOf(schema, 'output')])),
+      schemas: Object.fromEntries([...named].map(([schema, name]) => [name, jsonSchemaOf(schema, 'output')])),
     },
   };
 }

@@ -9,7 +9,7 @@ export interface Streams {
 }
 
 /** Writes, and when the stream's buffer is full waits for it to drain: memory stays bounded. */
-async function write(stream: Writable, text: string): Promise<void> {
+export async function write(stream: Writable, text: string): Promise<void> {
   if (stream.write(text)) return;
   await new Promise<void>((resolve, reject) => {
     const done = (error?: Error) => {
@@ -32,11 +32,13 @@ async function write(stream: Writable, text: string): Promise<void> {
  * means the same (they can only occur inside strings).
  */
 const C1 = /[\u007f-\u009f]/g;
-const escapeC1 = (json: string): string =>
-  json.replace(C1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** `text` with each character `pattern` finds written as `\\uXXXX`: JSON's escape, readable anywhere. */
+export const escaped = (text: string, pattern: RegExp): string =>
+  text.replace(pattern, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** JSON of a value, safe to show on a terminal. */
-export const jsonText = (value: unknown, indent?: number): string => escapeC1(JSON.stringify(value, null, indent));
+export const jsonText = (value: unknown, indent?: number): string => escaped(JSON.stringify(value, null, indent), C1);
 
 /** A result as JSON: indented for a person at a terminal, one line for a script. */
 export const printJson = (streams: Streams, value: unknown): Promise<void> =>

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type FakeCrmServer, generateFakeData, startFakeCrmServer } from '../../src/testing/index';
-import { CRM_BIN } from './run-crm';
+import { CRM_BIN, runCrm } from './run-crm';
 
 /*
  * `crm mcp` driven by the MCP SDK's own client over stdio, against the fake CRM over real HTTP.
@@ -255,23 +254,11 @@ describe('crm mcp --allow-writes', () => {
 });
 
 /** `crm mcp` with raw lines on its input, closed at once; its output lines and exit code. */
-async function runWithInput(lines: readonly unknown[], env: NodeJS.ProcessEnv) {
-  const { command, args } = crmMcp();
-  const child = spawn(command, args, { env: { ...process.env, ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdin.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+async function runWithInput(lines: readonly unknown[], env: Record<string, string | undefined>) {
+  const run = await runCrm(['mcp'], env, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
   return {
-    code,
-    stderr,
-    answers: stdout
+    ...run,
+    answers: run.stdout
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line)),
