@@ -7,26 +7,25 @@ import { placeholdersOf } from '../internal/path';
 export type EndpointName = keyof typeof endpoints;
 
 /**
- * What the table does not hold: the SDK's name of each endpoint (`crm.<namespace>.<method>()`)
- * and the spec's words for it. Keyed by every row, so a new row does not compile until it is
- * named here, and then it is a command, an OpenAPI operation and an MCP tool.
+ * What the table does not hold: the spec's words for each endpoint. Keyed by every row, so a new
+ * row does not compile until it is described here.
  */
 // biome-ignore format: one line per row, as in the endpoint table
-const names = {
-  getOpportunity: { namespace: 'opportunities', method: 'get', summary: 'Reads an opportunity by id.' },
-  createOpportunity: { namespace: 'opportunities', method: 'create', summary: 'Creates an opportunity.' },
-  updateOpportunity: { namespace: 'opportunities', method: 'update', summary: 'Updates an opportunity; every field is optional.' },
-  listActivities: { namespace: 'activities', method: 'list', summary: 'Lists the activities of an opportunity, a page at a time.' },
-  createActivity: { namespace: 'activities', method: 'create', summary: 'Creates an activity; integrations relate it to an opportunity.' },
-  createAccount: { namespace: 'accounts', method: 'create', summary: 'Creates an account.' },
-  updateAccount: { namespace: 'accounts', method: 'update', summary: 'Updates an account; every field is optional. The result\'s fields are not shown by the spec.' },
-  createContact: { namespace: 'contacts', method: 'create', summary: 'Creates a contact.' },
-  updateContact: { namespace: 'contacts', method: 'update', summary: 'Updates a contact.' },
-  listContacts: { namespace: 'contacts', method: 'list', summary: 'Lists contacts, a page at a time, optionally by status.' },
-  resolveGrant: { namespace: 'grants', method: 'resolve', summary: 'Resolves a grant by its grantId. The result\'s fields are not shown by the spec.' },
-  apiKeyStatus: { namespace: 'apiKey', method: 'status', summary: 'Reads the state of the tenant\'s integration API key (administrator token).' },
-  generateApiKey: { namespace: 'apiKey', method: 'generate', summary: 'Generates or rotates the tenant\'s integration API key (administrator token).' },
-} as const satisfies Record<EndpointName, { namespace: string; method: string; summary: string }>;
+const summaries = {
+  getOpportunity: 'Reads an opportunity by id.',
+  createOpportunity: 'Creates an opportunity.',
+  updateOpportunity: 'Updates an opportunity; every field is optional.',
+  listActivities: 'Lists the activities of an opportunity, a page at a time.',
+  createActivity: 'Creates an activity; integrations relate it to an opportunity.',
+  createAccount: 'Creates an account.',
+  updateAccount: 'Updates an account; every field is optional. The result\'s fields are not shown by the spec.',
+  createContact: 'Creates a contact.',
+  updateContact: 'Updates a contact.',
+  listContacts: 'Lists contacts, a page at a time, optionally by status.',
+  resolveGrant: 'Resolves a grant by its grantId. The result\'s fields are not shown by the spec.',
+  apiKeyStatus: 'Reads the state of the tenant\'s integration API key (administrator token).',
+  generateApiKey: 'Generates or rotates the tenant\'s integration API key (administrator token).',
+} as const satisfies Record<EndpointName, string>;
 
 /** A JSON Schema object as zod 4 writes it, narrowed to what the command line reads. */
 export interface FieldSchema {
@@ -54,9 +53,9 @@ export interface Command {
   /** The row's name in the endpoint table. */
   readonly name: EndpointName;
   readonly endpoint: Endpoint;
-  /** As in the SDK: `opportunities`, `apiKey`. */
+  /** As in the SDK, from the row's `sdkMethod`: `opportunities`, `apiKey`. */
   readonly namespace: string;
-  /** As in the SDK: `get`, `list`. */
+  /** As in the SDK, from the row's `sdkMethod`: `get`, `list`. */
   readonly method: string;
   /** The spec's words for it. */
   readonly summary: string;
@@ -106,7 +105,8 @@ function fieldsOf(schema: z.ZodMiniType | undefined): Field[] {
 
 function commandOf(name: EndpointName): Command {
   const endpoint: Endpoint = endpoints[name];
-  const { namespace, method, summary } = names[name];
+  // The row names it once: `contacts.list` is `crm.contacts.list()`, and the command `crm contacts list`.
+  const [namespace, method] = endpoint.sdkMethod.split('.') as [string, string];
   const inputIn = endpoint.body ? 'body' : endpoint.query ? 'query' : undefined;
   let fields = fieldsOf(inputIn === 'body' ? endpoint.body : endpoint.query);
   const [placeholder] = placeholdersOf(endpoint.path);
@@ -121,7 +121,7 @@ function commandOf(name: EndpointName): Command {
     endpoint,
     namespace,
     method,
-    summary,
+    summary: summaries[name],
     positional,
     inputIn: fields.length ? inputIn : undefined,
     fields,
@@ -133,9 +133,8 @@ function commandOf(name: EndpointName): Command {
 /** Every endpoint as a command, in the table's order. */
 export const commands: readonly Command[] = (Object.keys(endpoints) as EndpointName[]).map(commandOf);
 
-/** How an OpenAPI operation and an MCP tool name a command: `api_key_status`, `contacts_list`. */
-export const snakeName = (command: Command): string =>
-  `${kebab(command.namespace)}_${kebab(command.method)}`.replaceAll('-', '_');
+/** How an OpenAPI operation and an MCP tool name a command, from its row's `sdkMethod`: `api_key_status`, `contacts_list`. */
+export const snakeName = (command: Command): string => kebab(command.endpoint.sdkMethod).replace(/[-.]/g, '_');
 
 /** How the command line spells a command: `api-key status`. */
 export const words = (command: Command): string => `${kebab(command.namespace)} ${kebab(command.method)}`;

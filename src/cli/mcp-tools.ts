@@ -66,7 +66,7 @@ function definitionOf(command: Command): ToolDefinition {
     if (field.required) required.push(field.name);
   }
   const { method, path } = command.endpoint;
-  const title = `${command.namespace}.${command.method}`;
+  const title = command.endpoint.sdkMethod;
   // PUT replaces the fields it is given: destructive, and the same call twice changes nothing more.
   const update = method === 'PUT';
   return {

@@ -10,7 +10,7 @@ import { type Command, commands, type EndpointName, jsonSchemaOf, snakeName } fr
 
 /*
  * `crm openapi`: the API as an OpenAPI 3.1 document, written from the command table (the endpoint
- * table plus the SDK's names) and the zod schemas' JSON Schema. Nothing here names a row, but for
+ * table, whose rows name the SDK's methods) and the zod schemas' JSON Schema. Nothing here names a row, but for
  * the one exception below, so a new row is a new operation. Only the `crm` bin loads this module.
  */
 

@@ -109,6 +109,7 @@ export function adHocCall(
   if (issues.length > 0) throw new kit.CrmValidationError(issues, 'Invalid request');
   const relative = (path as string).replace(/^\//, '');
   const endpoint = {
+    sdkMethod: 'request',
     method,
     path: relative,
     tenantIn,

@@ -7,7 +7,14 @@ type Schema = z.ZodMiniType;
 type SafeParseResult<T = unknown> = z.core.util.SafeParseResult<T>;
 
 /** One row of the spec's endpoint table, as data. */
-interface EndpointRow<TQuery extends Schema | undefined, TBody extends Schema | undefined, TData extends Schema> {
+interface EndpointRow<
+  TQuery extends Schema | undefined,
+  TBody extends Schema | undefined,
+  TData extends Schema,
+  TSdkMethod extends string = string,
+> {
+  /** The SDK method that calls it (`contacts.list`): the CLI, OpenAPI, MCP and trace names derive from it. */
+  readonly sdkMethod: TSdkMethod;
   readonly method: 'GET' | 'POST' | 'PUT';
   /** Relative to the base URL; `{id}` placeholders are filled with percent-encoded values. */
   readonly path: string;
@@ -30,7 +37,8 @@ export interface Endpoint<
   TQuery extends Schema | undefined = Schema | undefined,
   TBody extends Schema | undefined = Schema | undefined,
   TData extends Schema = Schema,
-> extends EndpointRow<TQuery, TBody, TData> {
+  TSdkMethod extends string = string,
+> extends EndpointRow<TQuery, TBody, TData, TSdkMethod> {
   /** Validates every input of a call at once, so one error names every offending field. */
   readonly input: z.ZodMiniType<
     { path?: Record<string, string>; query?: z.output<Part<TQuery>>; body?: z.output<Part<TBody>> },
@@ -53,7 +61,8 @@ export function defineEndpoint<
   TQuery extends Schema | undefined = undefined,
   TBody extends Schema | undefined = undefined,
   TData extends Schema = Schema,
->(row: EndpointRow<TQuery, TBody, TData>): Endpoint<TQuery, TBody, TData> {
+  const TSdkMethod extends string = string,
+>(row: EndpointRow<TQuery, TBody, TData, TSdkMethod>): Endpoint<TQuery, TBody, TData, TSdkMethod> {
   const ids = placeholdersOf(row.path);
   // An absent part accepts only undefined: z.optional(z.never()) says so with schemas every app
   // bundles anyway (strictObject rests on never), where z.undefined() would add its own.

@@ -47,23 +47,6 @@ export interface CallTrace {
   attempt(input: RequestInfo | URL, init: RequestInit | undefined, exchange: Exchange): Promise<Received>;
 }
 
-/** Each endpoint's operation, by its method and path: the SDK method that calls it. */
-const OPERATIONS: Readonly<Record<string, string>> = {
-  'GET integrations/v1/opportunities/{id}': 'opportunities.get',
-  'POST integrations/v1/opportunities': 'opportunities.create',
-  'PUT integrations/v1/opportunities/{id}': 'opportunities.update',
-  'GET integrations/v1/activities': 'activities.list',
-  'POST integrations/v1/activities': 'activities.create',
-  'POST integrations/v1/accounts': 'accounts.create',
-  'PUT integrations/v1/accounts/{id}': 'accounts.update',
-  'POST integrations/v1/contacts': 'contacts.create',
-  'PUT integrations/v1/contacts/{id}': 'contacts.update',
-  'GET integrations/v1/contacts': 'contacts.list',
-  'GET integrations/v1/grants/resolve': 'grants.resolve',
-  'GET integrations/api-key': 'apiKey.status',
-  'POST integrations/api-key/generate': 'apiKey.generate',
-};
-
 /** Headers a subscriber neither sees nor sets: the credentials, and the tenant they go with. */
 const PROTECTED = /^(x-api-key|authorization|proxy-authorization|cookie|x-tenant-id)$/i;
 
@@ -92,10 +75,10 @@ export async function trace<T>(
   const reporter = await report();
   if (!reporter) return await send();
   const redact = reporter.redact(call);
-  const adHoc = !(endpoint.key in OPERATIONS);
+  const adHoc = endpoint.sdkMethod === 'request';
   const context: CrmCallContext = {
     // crm.request()'s endpoints are not in the table; their path is no template, and may hold an id.
-    operation: OPERATIONS[endpoint.key] ?? 'request',
+    operation: endpoint.sdkMethod,
     method: endpoint.method,
     urlTemplate: adHoc ? redact(`/${endpoint.path}`) : `/${endpoint.path}`,
     tenantId: call.scope.tenantId,
