@@ -1,4 +1,3 @@
-import type { IsEqual } from 'type-fest';
 import { endpoints } from '../endpoints';
 import type { Endpoint } from '../internal/endpoint';
 import { issuesOf } from '../internal/issues';
@@ -8,24 +7,11 @@ import type { FakeSeed } from './records';
 import { type FakeRoute, routes } from './routes';
 import { FakeStore } from './store';
 
-/** The name of an endpoint, as in the SDK's endpoint table (`getOpportunity`, `listContacts`, ...). */
-export type FakeEndpointName =
-  | 'getOpportunity'
-  | 'createOpportunity'
-  | 'updateOpportunity'
-  | 'listActivities'
-  | 'createActivity'
-  | 'createAccount'
-  | 'updateAccount'
-  | 'createContact'
-  | 'updateContact'
-  | 'listContacts'
-  | 'resolveGrant'
-  | 'apiKeyStatus'
-  | 'generateApiKey';
-// Fails to compile when the list above and the endpoint table disagree.
-const namesMatch: IsEqual<FakeEndpointName, keyof typeof endpoints> = true;
-void namesMatch;
+/**
+ * The name of an endpoint, as in the SDK's endpoint table (`getOpportunity`, `listContacts`, ...).
+ * @useDeclaredType
+ */
+export type FakeEndpointName = keyof typeof endpoints;
 
 /** A failure the fake answers instead of handling the next matching calls. */
 export interface FakeFault {
