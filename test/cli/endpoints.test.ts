@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpoints } from '../../src/endpoints';
+import { commands, type EndpointName, words } from '../../src/cli/commands';
 import { generateFakeData } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
 import { envFor, runCrm } from './run-crm';
@@ -24,68 +24,47 @@ describe('crm <namespace> <method>', () => {
     const [account] = fake.store.accounts.values();
     const [contact] = fake.store.contacts.values();
     if (!opportunity || !account || !contact) throw new Error('the seed has records');
-    const runs: [string[], string][] = [
-      [['opportunities', 'get', opportunity.id], 'getOpportunity'],
-      [
-        [
-          'opportunities',
-          'create',
-          '--name',
-          'Renewal',
-          '--account-id',
-          account.id,
-          '--amount',
-          '12000',
-          '--expected-close-date',
-          '2027-01-31T00:00:00Z',
-        ],
-        'createOpportunity',
+    // What each command takes after its words, by the row it must reach: the words are the row's
+    // sdkMethod (`contacts.list`: `crm contacts list`), which calls crm.contacts.list().
+    const rest: Record<EndpointName, string[]> = {
+      getOpportunity: [opportunity.id],
+      createOpportunity: [
+        '--name',
+        'Renewal',
+        '--account-id',
+        account.id,
+        '--amount',
+        '12000',
+        '--expected-close-date',
+        '2027-01-31T00:00:00Z',
       ],
-      [['opportunities', 'update', opportunity.id, '--probability', '0.5'], 'updateOpportunity'],
-      [['activities', 'list', '--opportunity-id', opportunity.id], 'listActivities'],
-      [
-        [
-          'activities',
-          'create',
-          '--related-to-type',
-          'opportunity',
-          '--related-to-id',
-          opportunity.id,
-          '--type',
-          'call',
-          '--subject',
-          'Intro',
-        ],
-        'createActivity',
+      updateOpportunity: [opportunity.id, '--probability', '0.5'],
+      listActivities: ['--opportunity-id', opportunity.id],
+      createActivity: [
+        '--related-to-type',
+        'opportunity',
+        '--related-to-id',
+        opportunity.id,
+        '--type',
+        'call',
+        '--subject',
+        'Intro',
       ],
-      [['accounts', 'create', '--name', 'Acme', '--status', 'prospect', '--annual-revenue', '1e6'], 'createAccount'],
-      [['accounts', 'update', account.id, '--city', 'Lyon'], 'updateAccount'],
-      [
-        [
-          'contacts',
-          'create',
-          '--account-id',
-          account.id,
-          '--first-name',
-          'Ada',
-          '--email',
-          'ada@example.com',
-          '--is-primary',
-        ],
-        'createContact',
-      ],
-      [['contacts', 'update', contact.id, '--position', 'CTO', '--no-is-primary'], 'updateContact'],
-      [['contacts', 'list', '--status', 'active', '--limit', '2'], 'listContacts'],
-      [['grants', 'resolve', 'grant_1'], 'resolveGrant'],
-      [['api-key', 'status'], 'apiKeyStatus'],
-      [['api-key', 'generate'], 'generateApiKey'],
-    ];
-    expect(runs.map(([, name]) => name).sort()).toEqual(Object.keys(endpoints).sort());
-    for (const [args, name] of runs) {
+      createAccount: ['--name', 'Acme', '--status', 'prospect', '--annual-revenue', '1e6'],
+      updateAccount: [account.id, '--city', 'Lyon'],
+      createContact: ['--account-id', account.id, '--first-name', 'Ada', '--email', 'ada@example.com', '--is-primary'],
+      updateContact: [contact.id, '--position', 'CTO', '--no-is-primary'],
+      listContacts: ['--status', 'active', '--limit', '2'],
+      resolveGrant: ['grant_1'],
+      apiKeyStatus: [],
+      generateApiKey: [],
+    };
+    for (const command of commands) {
+      const args = [...words(command).split(' '), ...rest[command.name]];
       const before = fake.requests.length;
       const run = await runCrm(args, env);
       expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 0, stderr: '' });
-      expect(fake.requests.slice(before).map((request) => request.endpoint)).toEqual([name]);
+      expect(fake.requests.slice(before).map((request) => request.endpoint)).toEqual([command.name]);
       expect(json(run.stdout)).toBeTypeOf('object');
     }
   });
