@@ -6,27 +6,6 @@ import { placeholdersOf } from '../internal/path';
 /** The name of a row of the endpoint table (`getOpportunity`, ...). */
 export type EndpointName = keyof typeof endpoints;
 
-/**
- * What the table does not hold: the spec's words for each endpoint. Keyed by every row, so a new
- * row does not compile until it is described here.
- */
-// biome-ignore format: one line per row, as in the endpoint table
-const summaries = {
-  getOpportunity: 'Reads an opportunity by id.',
-  createOpportunity: 'Creates an opportunity.',
-  updateOpportunity: 'Updates an opportunity; every field is optional.',
-  listActivities: 'Lists the activities of an opportunity, a page at a time.',
-  createActivity: 'Creates an activity; integrations relate it to an opportunity.',
-  createAccount: 'Creates an account.',
-  updateAccount: 'Updates an account; every field is optional. The result\'s fields are not shown by the spec.',
-  createContact: 'Creates a contact.',
-  updateContact: 'Updates a contact.',
-  listContacts: 'Lists contacts, a page at a time, optionally by status.',
-  resolveGrant: 'Resolves a grant by its grantId. The result\'s fields are not shown by the spec.',
-  apiKeyStatus: 'Reads the state of the tenant\'s integration API key (administrator token).',
-  generateApiKey: 'Generates or rotates the tenant\'s integration API key (administrator token).',
-} as const satisfies Record<EndpointName, string>;
-
 /** A JSON Schema object as zod 4 writes it, narrowed to what the command line reads. */
 export interface FieldSchema {
   readonly type?: string | readonly string[];
@@ -57,7 +36,7 @@ export interface Command {
   readonly namespace: string;
   /** As in the SDK, from the row's `sdkMethod`: `get`, `list`. */
   readonly method: string;
-  /** The spec's words for it. */
+  /** The spec's words for it: the row's `summary`. */
   readonly summary: string;
   /**
    * The value given as the positional argument: the path's placeholder (`id`), or the one field of
@@ -121,7 +100,7 @@ function commandOf(name: EndpointName): Command {
     endpoint,
     namespace,
     method,
-    summary: summaries[name],
+    summary: endpoint.summary,
     positional,
     inputIn: fields.length ? inputIn : undefined,
     fields,
