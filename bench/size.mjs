@@ -9,56 +9,25 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 
 /**
- * min+gzip bytes of the ESM entry as an app bundler would split it: `initial` is what loads with
- * `import 'crm-integration-sdk'` (the entry and the chunks it imports statically), `lazy` what the
- * SDK imports on demand, all started once a client exists: ky (used when a first attempt fails),
- * the reporter (when a call fails or is logged), the response validators, and the limiter with
- * the key look-up (with maxConcurrency or an apiKey function).
- * Each chunk is gzipped alone, as it would be served.
+ * min+gzip bytes of the ESM entry bundled whole, without splitting, as an app bundler that
+ * inlines everything would ship it: the SDK with ky and zod (`ownOnly`: the SDK's own code alone).
  */
 export async function bundleSizes({ ownOnly = false } = {}) {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
-    splitting: true,
+    splitting: false,
     minify: true,
     format: 'esm',
     platform: 'neutral',
     mainFields: ['module', 'main'],
     external: ownOnly ? ['ky', 'zod', 'zod/*'] : [],
-    outdir: '/virtual',
     write: false,
-    metafile: true,
     logLevel: 'silent',
   });
-  const gzipped = new Map(
-    result.outputFiles.map((file) => [
-      file.path.slice('/virtual/'.length),
-      gzipSync(file.contents, { level: 9 }).length,
-    ]),
-  );
-  const outputs = Object.entries(result.metafile.outputs).map(([path, meta]) => [
-    path.replace(/^.*virtual\//, ''),
-    meta,
-  ]);
-  const byPath = new Map(outputs);
-  const initial = new Set();
-  const visit = (path) => {
-    if (initial.has(path)) return;
-    initial.add(path);
-    for (const dep of byPath.get(path)?.imports ?? []) {
-      if (dep.kind === 'import-statement' && !dep.external) visit(dep.path.replace(/^.*virtual\//, ''));
-    }
-  };
-  visit(outputs.find(([, meta]) => meta.entryPoint)[0]);
-  let initialBytes = 0;
-  let lazyBytes = 0;
-  for (const [path, bytes] of gzipped) {
-    if (!path.endsWith('.js')) continue;
-    if (initial.has(path)) initialBytes += bytes;
-    else lazyBytes += bytes;
-  }
-  return { initial: initialBytes, lazy: lazyBytes };
+  let bytes = 0;
+  for (const file of result.outputFiles) bytes += gzipSync(file.contents, { level: 9 }).length;
+  return bytes;
 }
 
 /**
@@ -89,11 +58,7 @@ export function coldImportOf(url, runs = 15) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const kib = (bytes) => `${(bytes / 1024).toFixed(2)} KiB`;
-  const whole = await bundleSizes();
-  const own = await bundleSizes({ ownOnly: true });
-  console.log(
-    `initial: ${kib(whole.initial)} (own ${kib(own.initial)}); lazy: ${kib(whole.lazy)} (own ${kib(own.lazy)})`,
-  );
+  console.log(`whole: ${kib(await bundleSizes())} (own ${kib(await bundleSizes({ ownOnly: true }))})`);
   console.log(`cold import: ${coldImport().toFixed(1)} ms above node -e 0`);
   console.log(`cold import of the bundlers' build: ${coldImportOfBundlerBuild().toFixed(1)} ms above node -e 0`);
 }

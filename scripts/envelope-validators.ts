@@ -167,7 +167,7 @@ export function validatorSource(schema: object): string {
   return validators.sources.join('\n');
 }
 
-/** The source of src/internal/envelope-validators.generated.ts. */
+/** The source of src/internal/validate/envelope-validators.generated.ts. */
 export function envelopeValidatorsSource(): string {
   const validators = new Validators();
   const entries = Object.values(endpoints).map(

@@ -1,4 +1,4 @@
-// `npm run generate`: writes src/internal/envelope-validators.generated.ts (see scripts/envelope-validators.ts).
+// `npm run generate`: writes src/internal/validate/envelope-validators.generated.ts (see scripts/envelope-validators.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,6 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const target = new URL('../src/internal/envelope-validators.generated.ts', import.meta.url);
+const target = new URL('../src/internal/validate/envelope-validators.generated.ts', import.meta.url);
 writeFileSync(target, envelopeValidatorsSource());
 process.stdout.write(`wrote ${target.pathname}\n`);

@@ -1,19 +1,9 @@
-import { CrmPromise } from './core/crm-promise';
-import type { CrmRequest } from './internal/ad-hoc';
-import { kit } from './internal/kit';
-import { Scope } from './internal/scope';
-import { Transport } from './internal/transport';
-import {
-  type ClientDefaults,
-  type ClientOptions,
-  checkTenant,
-  type RequestOptions,
-  RequestOptionsSchema,
-  resolveOptions,
-  settingsFor,
-  type TenantOptions,
-  withDefaults,
-} from './options';
+import type { CrmPromise } from './core/crm-promise';
+import type { CrmRequest } from './core/request';
+import { Scope } from './internal/request/scope';
+import { checkTenant, resolveOptions, withDefaults } from './internal/request/settings';
+import { Transport } from './internal/request/transport';
+import type { ClientDefaults, ClientOptions, RequestOptions, TenantOptions } from './options';
 import { Accounts } from './resources/accounts';
 import { Activities } from './resources/activities';
 import { ApiKeys, Grants } from './resources/admin';
@@ -133,18 +123,7 @@ export class CrmClient {
    * ```
    */
   request<T = unknown>(request: CrmRequest, options?: RequestOptions): CrmPromise<T> {
-    const scope = this.#scope;
-    const reply = { response: undefined };
-    // An async function, so that a failure's stack leads to the caller (src/internal/README.md, "Stacks").
-    const run = async () =>
-      await (await scope.transport.hatches.load()).request(
-        scope,
-        request,
-        settingsFor(scope.defaults, options, RequestOptionsSchema),
-        reply,
-        kit,
-      );
-    return new CrmPromise(run() as Promise<T>, reply);
+    return this.#scope.request<T>(request, options);
   }
 
   #derive(change: Parameters<Scope['derive']>[0]): CrmClient {

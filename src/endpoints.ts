@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { defineEndpoint } from './internal/endpoint';
+import { defineEndpoint } from './internal/endpoint/define';
 import {
   AccountCreateInputSchema,
   AccountSchema,

@@ -30,8 +30,8 @@ export {
 } from './core/errors';
 export type { CrmLogger, CrmRequestLog } from './core/log';
 export { Page, PagePromise } from './core/page';
+export type { CrmRequest } from './core/request';
 export type { CrmAttemptContext, CrmCallContext } from './core/trace';
-export type { CrmRequest } from './internal/ad-hoc';
 export type {
   ApiKeyContext,
   ApiKeyProvider,

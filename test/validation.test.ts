@@ -14,7 +14,7 @@ import {
   type OpportunityUpdateInput,
   type RequestOptions,
 } from '../src/index';
-import { parseContext } from '../src/internal/parse-context';
+import { parseContext } from '../src/internal/endpoint/parse-context';
 import { ContactInputSchema } from '../src/schemas/contact';
 import { BASE_URL, type Captured, capture, captureAll, makeClient, ok } from './support/capture';
 

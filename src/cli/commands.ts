@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { endpoints } from '../endpoints';
-import type { Endpoint } from '../internal/endpoint';
-import { placeholdersOf } from '../internal/path';
+import type { Endpoint } from '../internal/endpoint/define';
+import { placeholdersOf } from '../internal/endpoint/path';
 
 /** The name of a row of the endpoint table (`getOpportunity`, ...). */
 export type EndpointName = keyof typeof endpoints;

@@ -1,6 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { PagePromise } from '../core/page';
-import { redactor } from '../internal/redaction';
+import { redactor } from '../internal/report/redaction';
 import { type Command, commands, kebab, words } from './commands';
 import { type ConnectionValues, clientFor, type Environment, wholeNumber } from './config';
 import { describeFailure, EXIT, exitCodeOf } from './failure';

@@ -1,8 +1,8 @@
 import type { CrmClient } from '../client';
 import { isCrmError } from '../core/errors';
 import type { Page } from '../core/page';
-import { PathId } from '../internal/path';
-import { redactor } from '../internal/redaction';
+import { PathId } from '../internal/endpoint/path';
+import { redactor } from '../internal/report/redaction';
 import { type Command, commands, isKeyManagement, jsonSchemaOf, snakeName } from './commands';
 import { invoke } from './invoke';
 import { pageJson } from './output';

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { PathId, placeholdersOf } from '../internal/path';
+import { PathId, placeholdersOf } from '../internal/endpoint/path';
 import { AccountSchema } from '../schemas/account';
 import { ActivitySchema } from '../schemas/activity';
 import { NonEmptyString } from '../schemas/common';

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Page, PagePromise } from '../core/page';
-import type { Redact } from '../internal/redaction';
+import type { Redact } from '../internal/report/redaction';
 
 /** Where a command writes, and whether a person is watching each stream. */
 export interface Streams {

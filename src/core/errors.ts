@@ -1,4 +1,4 @@
-import { retryAfterMsOf } from '../internal/attempt';
+import { retryAfterMsOf } from './retry-after';
 
 const KINDS = Symbol.for('crm-integration-sdk.error-kinds');
 

@@ -1,6 +1,7 @@
 import type { Pagination } from '../schemas/pagination';
 import { CrmPromise } from './crm-promise';
-import { CrmError, CrmValidationError } from './errors';
+import { CrmError } from './errors';
+import { toArray } from './to-array';
 
 /** Fetches page `n` of the same list, with the same parameters and options (and an extra signal). */
 type FetchPage<T extends { id: string }> = (page: number, signal?: AbortSignal) => PagePromise<T>;
@@ -29,6 +30,19 @@ const restack = (error: unknown): never => {
   if (error instanceof Error) (Error as { captureStackTrace?: (target: object) => void }).captureStackTrace?.(error);
   throw error;
 };
+
+/** Why a loop stopped reading a list whose server kept reporting more pages (`PagePromise.pages()`). */
+function pageBoundError(bound: number): CrmError {
+  const why =
+    bound === MAX_PAGES_UNREPORTED
+      ? `${bound} pages when its first page reports neither pages nor total`
+      : bound === MAX_PAGES
+        ? `${bound} pages`
+        : 'twice the pages its first page reported, and ten';
+  return new CrmError(
+    `Stopped reading a list after ${bound} pages, though the server reports more: a list is read for at most ${why}`,
+  );
+}
 
 /**
  * One page of a list: its items, the server's `pagination`, and the way to the next page.
@@ -191,11 +205,7 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
       const seen = new Set([page.fingerprint()]);
       const bound = page.pageBound();
       while (page.hasNextPage()) {
-        if (seen.size >= bound) {
-          // Its words are loaded on demand: few lists ever get here (PERFORMANCE.md, "Chunks loaded on demand").
-          const { pageBoundError } = await import('../internal/hatches');
-          throw pageBoundError(bound, bound === MAX_PAGES_UNREPORTED, bound === MAX_PAGES, CrmError);
-        }
+        if (seen.size >= bound) throw pageBoundError(bound);
         const wanted = page.number + 1;
         const previous = page;
         const queued = ahead[0]?.number === wanted ? ahead.shift() : undefined;
@@ -224,8 +234,7 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
   async toArray(options: { max?: number | undefined } = {}): Promise<T[]> {
     // Handled now, before the wait below: toArray() reports a failed list, not the process.
     this.catch(ignore);
-    // Loaded on demand, with what few calls need (PERFORMANCE.md, "Chunks loaded on demand").
-    return (await import('../internal/hatches')).toArray(this, options, CrmValidationError);
+    return toArray(this, options);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { CrmPromise } from '../core/crm-promise';
 import type { PagePromise } from '../core/page';
 import { endpoints } from '../endpoints';
-import type { Scope } from '../internal/scope';
+import type { Scope } from '../internal/request/scope';
 import type { ListOptions, RequestOptions } from '../options';
 import type { Activity, ActivityCreateInput, ActivityListParams } from '../schemas/activity';
 

@@ -1,6 +1,6 @@
 import type { CrmPromise } from '../core/crm-promise';
 import { endpoints } from '../endpoints';
-import type { Scope } from '../internal/scope';
+import type { Scope } from '../internal/request/scope';
 import type { RequestOptions } from '../options';
 import type { ApiKeyGenerateResult, ApiKeyStatus, GrantResolution } from '../schemas/admin';
 

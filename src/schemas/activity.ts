@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { maxLength } from '../internal/length';
 import { DateTimeInput, NonEmptyString, type OpenEnumValue, openEnum, opt } from './common';
+import { maxLength } from './length';
 import type { InputSchemaOf, NarrowedInputSchemaOf, RecordSchemaOf } from './named';
 import { PageParams } from './pagination';
 

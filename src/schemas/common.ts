@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import * as core from 'zod/v4/core';
-import { minLength } from '../internal/length';
+import { minLength } from './length';
 
 /**
  * A date-time accepted in requests: a `Date` or an ISO 8601 string with a time zone

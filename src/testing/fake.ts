@@ -1,6 +1,6 @@
 import { endpoints } from '../endpoints';
-import type { Endpoint } from '../internal/endpoint';
-import { issuesOf } from '../internal/issues';
+import type { Endpoint } from '../internal/endpoint/define';
+import { issuesOf } from '../internal/endpoint/issues';
 import { FakeHttpError } from './http-error';
 import { type Bucket, checkRateLimit, type FakeRateLimit, take } from './rate-limit';
 import type { FakeSeed } from './records';

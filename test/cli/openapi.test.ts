@@ -9,7 +9,7 @@ import {
   sdkOnlyFields,
 } from '../../src/cli/openapi';
 import { endpoints } from '../../src/endpoints';
-import { placeholdersOf } from '../../src/internal/path';
+import { placeholdersOf } from '../../src/internal/endpoint/path';
 
 /* `crm openapi`: the document is valid OpenAPI 3.1 and says, row by row, what the endpoint table says. */
 

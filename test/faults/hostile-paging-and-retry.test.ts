@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { endpoints } from '../../src/endpoints';
 import { CrmRateLimitError } from '../../src/index';
-import { envelopeValidators, recordValidators } from '../../src/internal/envelope-validators.generated';
-import { parseContext } from '../../src/internal/parse-context';
+import { parseContext } from '../../src/internal/endpoint/parse-context';
+import { envelopeValidators, recordValidators } from '../../src/internal/validate/envelope-validators.generated';
 import { makeClient } from '../support/capture';
 import { clientFor, failure, gapAfter, OPP_ID, OPP_PATH, OPPORTUNITY, reply, useFaultServer } from './server';
 

@@ -3,8 +3,8 @@ import { describe, expect, test } from 'vitest';
 import * as z from 'zod/mini';
 import { endpoints } from '../../src/endpoints';
 import * as sdk from '../../src/index';
-import { parseContext } from '../../src/internal/parse-context';
-import { ClientOptionsSchema, RequestOptionsSchema } from '../../src/options';
+import { parseContext } from '../../src/internal/endpoint/parse-context';
+import { ClientOptionsSchema, RequestOptionsSchema } from '../../src/internal/request/settings';
 
 // The SDK writes its own English messages to keep zod's locale out of every app's bundle; they
 // must read exactly as zod's English locale would write them.

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import * as z from 'zod/mini';
 import { envelopeValidatorsSource, validatorSource } from '../../scripts/envelope-validators';
 import { endpoints } from '../../src/endpoints';
-import { envelopeValidators } from '../../src/internal/envelope-validators.generated';
+import { envelopeValidators } from '../../src/internal/validate/envelope-validators.generated';
 import { generateFakeData } from '../../src/testing/index';
 
 const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
@@ -15,7 +15,7 @@ const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
 
 test('the generated validators are what the generator writes from the endpoint table today (else: npm run generate)', async () => {
   const committed = await readFile(
-    new URL('../../src/internal/envelope-validators.generated.ts', import.meta.url),
+    new URL('../../src/internal/validate/envelope-validators.generated.ts', import.meta.url),
     'utf8',
   );
 

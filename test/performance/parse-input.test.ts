@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { endpoints } from '../../src/endpoints';
-import { parseContext } from '../../src/internal/parse-context';
+import { parseContext } from '../../src/internal/endpoint/parse-context';
 
 /** Values a part may hold: valid-looking ids, dates, numbers, objects and anything else. */
 const value = fc.oneof(

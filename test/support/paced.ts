@@ -1,5 +1,5 @@
 import { delay, HttpResponse, http } from 'msw';
-import { afterEach, beforeAll, beforeEach, vi } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { BASE_URL, ok } from './capture';
 import { server } from './server';
 
@@ -8,16 +8,8 @@ import { server } from './server';
  * which vitest advances, against MSW's contact creates.
  */
 
-/** Fakes the clock around each test, after loading the chunks a paced call loads: a module takes real time to load. */
+/** Fakes the clock around each test. */
 export function usePacedClock(): void {
-  beforeAll(async () => {
-    await Promise.all([
-      import('../../src/internal/waiting'),
-      import('../../src/internal/retrier'),
-      import('../../src/internal/reporting'),
-      import('../../src/internal/validators'),
-    ]);
-  });
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
   });

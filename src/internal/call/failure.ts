@@ -1,0 +1,59 @@
+// What an attempt comes to, and why a call failed, in terms every step below the transport shares.
+import type { CrmValidationIssue } from '../../core/errors';
+
+/** An answer, with its body already read. */
+export interface Received {
+  readonly response: Response;
+  readonly text: string;
+}
+
+/** What one attempt ended with: an answer, or what it threw (`timedOut` when its own timer stopped it). */
+export type Outcome = Received | { readonly error: unknown; readonly timedOut: boolean };
+
+/** What a call waited for before an attempt, as a timeout names it. */
+export type Waited = 'slot' | 'pace' | 'key' | 'retry';
+
+/**
+ * Why a call failed, in terms the transport turns into a `CrmError` without knowing who found
+ * out: an attempt, the retry decision, the body reader or a wait.
+ */
+export type Failure =
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly statusText: string;
+      readonly headers: Headers;
+      readonly text: string | undefined;
+      /** Why the answer was not acted on, when the status alone does not say (a redirect not followed). */
+      readonly note?: string | undefined;
+    }
+  | { readonly kind: 'timeout' }
+  /** The deadline passed, or the signal aborted, while the call waited before an attempt. */
+  | { readonly kind: 'queued'; readonly waiting: Waited }
+  | { readonly kind: 'network' | 'key'; readonly cause: unknown }
+  | { readonly kind: 'too-large'; readonly status: number; readonly headers: Headers; readonly size: number }
+  /** A 2xx whose body is not JSON. */
+  | { readonly kind: 'not-json'; readonly status: number; readonly headers: Headers; readonly text: string }
+  /** A body that is JSON but says `success: false`, or is not the endpoint's envelope (`issues`). */
+  | {
+      readonly kind: 'refused' | 'invalid';
+      readonly status: number;
+      readonly headers: Headers;
+      readonly body: unknown;
+      /** The text the body was parsed from. */
+      readonly text: string;
+      readonly issues?: readonly CrmValidationIssue[];
+    };
+
+/**
+ * The one error the steps below the transport throw for a failed call. The transport alone makes
+ * `CrmError`s out of it, in the call's own async frame, so that every error's stack runs on to the
+ * code that awaited the call (src/internal/README.md, "Stacks").
+ */
+export class AttemptFailure extends Error {
+  readonly failure: Failure;
+  constructor(failure: Failure) {
+    super(failure.kind);
+    this.failure = failure;
+  }
+}

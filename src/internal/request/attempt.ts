@@ -1,0 +1,77 @@
+import type { Outcome, Received } from '../call/failure';
+import type { CallState, PreparedRequest } from '../call/prepared';
+import type { TransportOptions } from '../call/settings';
+import type { Reporter } from '../report/reporter';
+import type { CallTrace } from '../tracing/trace';
+import type { Pacer, Ticket } from '../waiting/pacer';
+import { readBodyText } from './read-body';
+
+/** Where an attempt goes: the call's own URL and request, or a redirect's. */
+export interface Target {
+  readonly href: string;
+  readonly init: PreparedRequest['init'];
+}
+
+/** Sends a request: `fetch` for a first attempt, ky for a retry (src/internal/exchange/ky.ts). */
+export type Exchange = (fetch: typeof globalThis.fetch, href: string, init: RequestInit) => Promise<Response>;
+
+/** The pacer a paced attempt tells what the server made of it, and the turn it went at. */
+export interface Paced {
+  readonly pacer: Pacer;
+  readonly ticket: Ticket;
+}
+
+/** What an attempt is made with, besides its request: the transport's. */
+export interface AttemptContext {
+  readonly options: TransportOptions;
+  readonly reporter: Reporter;
+}
+
+/**
+ * One attempt of a call, every try the same: sent within its timeout (the attempt's, or what
+ * `totalTimeout` leaves) and the caller's signal, through the tracing channel when traced; its
+ * body read within `maxResponseBytes`; its answer told to the pacer; logged. An answer of any
+ * status is an outcome, and so is an error the exchange threw; a failure of the body reader
+ * (too large) and the caller's abort are thrown.
+ */
+export async function attempt(
+  { options, reporter }: AttemptContext,
+  request: PreparedRequest,
+  target: Target,
+  state: CallState,
+  exchange: Exchange,
+  paced: Paced | undefined,
+  trace: CallTrace | undefined,
+): Promise<Outcome> {
+  const { settings, deadline } = request;
+  const { signal } = settings;
+  signal?.throwIfAborted();
+  state.attempts += 1;
+  const started = options.logger ? performance.now() : 0;
+  const limit = deadline === undefined ? settings.timeout : Math.min(settings.timeout, deadline - Date.now());
+  const controller = new AbortController();
+  const timer = controller.signal;
+  const clock = setTimeout(() => controller.abort(), Math.max(0, limit));
+  let status = 0;
+  let failure: unknown;
+  try {
+    const init: RequestInit = { ...target.init, signal: signal ? AbortSignal.any([signal, timer]) : timer };
+    // Looked up at call time, so that a fetch patched later (MSW, instrumentation) is the one used.
+    const fetch = options.fetch ?? globalThis.fetch;
+    const send = async (href: string, init: RequestInit): Promise<Received> => {
+      const response = await exchange(fetch, href, init);
+      status = response.status;
+      if (paced) paced.pacer.learned(paced.ticket, status, response.headers, settings.maxRetryAfter);
+      return { response, text: await readBodyText(response, options.maxResponseBytes) };
+    };
+    return await (trace ? trace.attempt(target.href, init, send) : send(target.href, init));
+  } catch (error) {
+    failure = error;
+    if (signal?.aborted) throw error;
+    return { error, timedOut: timer.aborted };
+  } finally {
+    clearTimeout(clock);
+    const { logger } = options;
+    if (logger) reporter.log(logger, request, state, target, status, failure, performance.now() - started);
+  }
+}

@@ -1,0 +1,221 @@
+// The options of a client and of a call, checked and resolved once into the settings every step reads.
+import * as z from 'zod/mini';
+import type { CrmLogger } from '../../core/log';
+import type {
+  ApiKeyProvider,
+  ClientDefaults,
+  ClientOptions,
+  ListOptions,
+  RequestOptions,
+  TenantOptions,
+} from '../../options';
+import { minLength } from '../../schemas/length';
+import type { CallSettings, TransportOptions } from '../call/settings';
+import { check } from '../endpoint/check';
+
+/** A header value: no CR, LF or other control characters (they would split or forge headers). */
+const HeaderValue = z
+  .string()
+  .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
+/**
+ * A credential or tenant id, as fetch sends it: fetch trims a header value on the wire, so a
+ * value with spaces around it would be sent as another string than the one in the query and the
+ * one masked in errors and logs. No control character (C0 or C1), no surrounding white space.
+ */
+const Credential = z.string().check(
+  minLength(1),
+  z.regex(/^(?!\s)[\x20-\x7e\xa0-\xff]*(?<!\s)$/, {
+    error: 'Must not have spaces around it or control characters',
+  }),
+);
+const HeaderName = /^[!#$%&'*+.^_`|~\w-]+$/;
+// Values checked as the object's catchall, names by the check; not z.record() (PERFORMANCE.md, "zod features left out").
+const Headers = z.catchall(z.object({}), HeaderValue).check(
+  z.superRefine((headers, ctx) => {
+    for (const name of Object.keys(headers)) {
+      if (!HeaderName.test(name))
+        ctx.addIssue({ code: 'custom', message: 'Not a valid header name', path: [name], input: name });
+    }
+  }),
+);
+const MAX_TIMER = 2_147_483_647;
+const Timeout = z.int().check(z.gte(1), z.lte(MAX_TIMER));
+const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
+/**
+ * What is wrong with a base URL, if anything; not z.url() (PERFORMANCE.md, "zod features left
+ * out"). A user name or password would show in every error and in the client's inspect output
+ * (the message does not repeat it); a query or fragment would move every endpoint onto the base path.
+ */
+function baseUrlProblem(value: string): string | undefined {
+  if (!/^https?:\/\//i.test(value)) return 'Must start with http:// or https://';
+  if (!/^https?:\/\/[^/]/i.test(value) || !URL.canParse(value)) return 'Not a valid URL';
+  if (/^[^/]+\/\/[^/?#]*@/.test(value)) return 'Must not contain a user name or password: pass apiKey or adminToken';
+  if (/[?#]/.test(value)) return 'Must not contain a query string or a fragment';
+}
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
+
+const perCall = {
+  timeout: z.optional(Timeout),
+  totalTimeout: z.optional(Timeout),
+  maxRetries: z.optional(z.int().check(z.gte(0), z.lte(10))),
+  headers: z.optional(Headers),
+};
+const defaults = {
+  ...perCall,
+  maxRetryAfter: z.optional(z.int().check(z.gte(0), z.lte(MAX_TIMER))),
+  prefetch: z.optional(z.int().check(z.gte(0), z.lte(16))),
+  throttle: z.optional(z.enum(['off', 'auto'])),
+};
+
+export const ClientOptionsSchema = z.object({
+  ...defaults,
+  baseUrl: z.string(BASE_URL).check(
+    z.trim(),
+    z.superRefine((value, ctx) => {
+      const message = baseUrlProblem(value);
+      if (message) ctx.addIssue({ code: 'custom', message, input: '' });
+    }),
+  ),
+  apiKey: z.optional(Credential),
+  tenantId: z.optional(Credential),
+  adminToken: z.optional(Credential),
+  fetch: z.optional(fn<typeof globalThis.fetch>()),
+  maxConcurrency: z.optional(z.int().check(z.gte(1))),
+  maxResponseBytes: z.optional(z.int().check(z.gte(1))),
+  logger: z.optional(fn<CrmLogger>()),
+  redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
+  validateResponses: z.optional(z.boolean()),
+});
+
+// An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
+const Extras = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, {
+  error: 'Must be a plain object',
+});
+
+const request = {
+  ...perCall,
+  extraQuery: z.optional(Extras),
+  extraBody: z.optional(Extras),
+  signal: z.optional(
+    z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
+  ),
+};
+// Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
+// Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
+export const RequestOptionsSchema = z.strictObject(request);
+export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
+const ClientDefaultsSchema = z.strictObject(defaults);
+const TenantIdSchema = z.object({ tenantId: Credential });
+const TenantOptionsSchema = z.strictObject({ apiKey: z.optional(Credential) });
+/** A key as a function returns it: the same rules as a configured one. */
+export const ApiKeySchema = z.object({ apiKey: Credential });
+
+/** `new CrmClient()`'s options, resolved: what its calls share, its tenant and key, its call defaults. */
+export interface ResolvedOptions {
+  readonly transport: TransportOptions;
+  readonly tenantId: string | undefined;
+  readonly apiKey: string | ApiKeyProvider | undefined;
+  readonly defaults: CallSettings;
+}
+
+const CREDENTIAL_HEADERS = /^(authorization|x-api-key|x-tenant-id)$/i;
+
+/** Drops credential headers from caller-supplied headers: the client's own always win. */
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (!CREDENTIAL_HEADERS.test(name)) out[name] = value;
+  return out;
+}
+
+/**
+ * `base` with the given options over it; `options` must be checked already. Headers add to the
+ * base's, which is how client, derived-client and per-call headers combine.
+ */
+function merge(base: CallSettings, options: RequestOptions & ClientDefaults): CallSettings {
+  return {
+    timeout: options.timeout ?? base.timeout,
+    totalTimeout: options.totalTimeout ?? base.totalTimeout,
+    maxRetries: options.maxRetries ?? base.maxRetries,
+    maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
+    headers: options.headers ? { ...base.headers, ...withoutCredentials(options.headers) } : base.headers,
+    prefetch: options.prefetch ?? base.prefetch,
+    throttle: options.throttle ? options.throttle === 'auto' : base.throttle,
+    signal: options.signal,
+    extraQuery: options.extraQuery,
+    extraBody: options.extraBody,
+  };
+}
+
+/**
+ * The defaults, applied after the check, not by z._default() (PERFORMANCE.md, "zod features left
+ * out"). Only those merge() reads from its base: no total timeout and no signal are undefined there.
+ */
+const BUILT_IN = {
+  timeout: 30_000,
+  maxRetries: 2,
+  maxRetryAfter: 60_000,
+  headers: {},
+  prefetch: 0,
+  throttle: false,
+} as CallSettings;
+
+const env = (): Record<string, string | undefined> =>
+  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+
+/** `value` checked by `schema`, but for an `apiKey` function, which is checked by what it returns. */
+function checkWithKey<S extends z.ZodMiniType<{ apiKey?: string | undefined }>>(
+  schema: S,
+  value: Record<string, unknown>,
+  prefix: string,
+): Omit<z.output<S>, 'apiKey'> & { apiKey: string | ApiKeyProvider | undefined } {
+  const { apiKey } = value;
+  const keyFunction = typeof apiKey === 'function' ? (apiKey as ApiKeyProvider) : undefined;
+  const checked = check(schema, keyFunction ? { ...value, apiKey: undefined } : value, prefix);
+  return { ...checked, apiKey: keyFunction ?? checked.apiKey };
+}
+
+/** Applies the environment fallbacks and defaults, once, at construction. */
+export function resolveOptions(options: ClientOptions): ResolvedOptions {
+  const vars = env();
+  const checked = checkWithKey(
+    ClientOptionsSchema,
+    {
+      ...options,
+      baseUrl: options.baseUrl ?? vars.CRM_BASE_URL,
+      apiKey: options.apiKey ?? (vars.CRM_API_KEY || undefined),
+      tenantId: options.tenantId ?? (vars.CRM_TENANT_ID || undefined),
+      adminToken: options.adminToken ?? (vars.CRM_ADMIN_TOKEN || undefined),
+    },
+    'Invalid CrmClient options',
+  );
+  return {
+    transport: {
+      ...checked,
+      maxResponseBytes: checked.maxResponseBytes ?? 10 * 1024 * 1024,
+      validateResponses: checked.validateResponses ?? true,
+      secretHeaders: checked.redactHeaders && new Set(checked.redactHeaders.map((name) => name.toLowerCase())),
+    },
+    tenantId: checked.tenantId,
+    apiKey: checked.apiKey,
+    defaults: merge(BUILT_IN, checked),
+  };
+}
+
+/** A call's settings: the client's defaults, or the call's checked options over them. */
+export function settingsFor(
+  defaults: CallSettings,
+  options: ListOptions | undefined,
+  schema: typeof RequestOptionsSchema | typeof ListOptionsSchema,
+): CallSettings {
+  return options ? merge(defaults, check(schema, options, 'Invalid request options')) : defaults;
+}
+
+/** The defaults of a `withOptions()` client: its parent's, with the given ones over them. */
+export const withDefaults = (defaults: CallSettings, options: ClientDefaults): CallSettings =>
+  merge(defaults, check(ClientDefaultsSchema, options, 'Invalid options'));
+
+/** The tenant and options given to `withTenant()`, checked. */
+export const checkTenant = (tenantId: string, options: TenantOptions = {}) => ({
+  ...checkWithKey(TenantOptionsSchema, (options ?? {}) as Record<string, unknown>, 'Invalid tenant options'),
+  tenantId: check(TenantIdSchema, { tenantId }, 'Invalid tenant').tenantId,
+});

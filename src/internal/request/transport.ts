@@ -1,0 +1,245 @@
+import { CrmError } from '../../core/errors';
+import { retryAfterMsOf } from '../../core/retry-after';
+import type { Pagination } from '../../schemas/pagination';
+import { AttemptFailure, type Outcome, type Received } from '../call/failure';
+import { type CallState, credentialOf, type PreparedRequest } from '../call/prepared';
+import type { TransportOptions } from '../call/settings';
+import { withExtras } from '../hatches/extras';
+import { createReporter, type Reporter } from '../report/reporter';
+import { type Attempted, decide } from '../retry/decide';
+import { type Channels, channels } from '../tracing/channels';
+import { type CallTrace, trace } from '../tracing/trace';
+import { checkEnvelope } from '../validate/envelope';
+import { lookUpKey } from '../waiting/key-lookup';
+import { Limiter } from '../waiting/limiter';
+import { Pacers } from '../waiting/pacer';
+import { Waits } from '../waiting/wait';
+import { type AttemptContext, attempt, type Exchange, type Paced, type Target } from './attempt';
+import { withKey } from './prepare';
+import { MAX_HOPS, redirectOf, unfollowedNote } from './redirects';
+
+/** A first attempt's exchange: plain fetch (PERFORMANCE.md, "The first attempt by fetch"). */
+const fetchExchange: Exchange = (fetch, href, init) => fetch(href, init);
+
+/**
+ * THE request path, shared by a client and every client derived from it: `send()` takes a
+ * prepared request to its data, or to a `CrmError`. The steps, in order (src/internal/README.md):
+ * the extras added, the key looked up, then per try its turn at its key's pace and a
+ * `maxConcurrency` slot, one attempt, the retry decision, the wait; at last the envelope checked.
+ */
+export class Transport {
+  readonly options: TransportOptions;
+  /** The base URL without a trailing slash. */
+  readonly base: string;
+  readonly #origin: string;
+  readonly #attempt: AttemptContext;
+  readonly #reporter: Reporter;
+  /** `maxConcurrency`: the slots of the requests on the wire, and, apart, of the key look-ups. */
+  readonly #slots: Limiter | undefined;
+  readonly #lookups: Limiter | undefined;
+  readonly #pacers = new Pacers();
+  readonly #keyWaits = new Waits('key');
+  readonly #retryWaits = new Waits('retry');
+  /** A retry's exchange: ky, loaded at the first retry (exchange/ky.ts); fetch where it cannot be loaded. */
+  #retryExchange: Promise<Exchange> | undefined;
+  /** The tracing channels, where the runtime has `node:diagnostics_channel` (README.md, "Tracing"). */
+  readonly #channels: Channels | undefined = channels();
+
+  constructor(options: TransportOptions) {
+    this.options = options;
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.#origin = new URL(options.baseUrl).origin;
+    this.#reporter = createReporter(options);
+    this.#attempt = { options, reporter: this.#reporter };
+    const max = options.maxConcurrency;
+    this.#slots = max ? new Limiter(max, 'slot') : undefined;
+    this.#lookups = max ? new Limiter(max, 'key') : undefined;
+  }
+
+  /** A prepared call's data, or a `CrmError`; what the call learns goes into `state`. */
+  send(request: PreparedRequest, state: CallState): Promise<unknown> {
+    // Whether anyone listens is asked anew for each call: a subscriber may come and go at any time.
+    if (this.#channels?.listened()) return this.#traced(this.#channels, request, state);
+    return this.#run(request, state, undefined);
+  }
+
+  /** A call published on the tracing channels, masked as its errors are. */
+  async #traced(channels: Channels, request: PreparedRequest, state: CallState): Promise<unknown> {
+    // Read at each use, so that a key an apiKey function returns later is masked too.
+    const call = { request, state };
+    const masking = {
+      redact: <T>(value: T) => this.#reporter.redact(call)(value),
+      copy: (failure: unknown) => this.#reporter.copy(call, failure),
+    };
+    // The call's function returns before its first attempt starts, as a subscriber sees it.
+    const run = async (traced: CallTrace) => {
+      await undefined;
+      return await this.#run(request, state, traced);
+    };
+    return await trace(channels, request, state, run, this.options.secretHeaders, masking);
+  }
+
+  /** The call, from its extras to its data: one async frame (PERFORMANCE.md, "One async frame per call"). */
+  async #run(request: PreparedRequest, state: CallState, traced: CallTrace | undefined): Promise<unknown> {
+    try {
+      const { settings } = request;
+      if (settings.extraQuery || settings.extraBody) request = withExtras(request);
+      if (request.keyFrom) request = await this.#withKey(request, state);
+      const waits = settings.throttle || this.#slots !== undefined;
+      let refusals = 0;
+      for (let retries = 0; ; retries++) {
+        const exchange = retries === 0 ? fetchExchange : await this.#kyExchange();
+        // A slot only while a request is on the wire: taken after its turn, given back before any wait.
+        const paced = waits ? await this.#admit(request, retries > 0) : undefined;
+        let outcome: Outcome;
+        let target: Target = request;
+        try {
+          outcome = await attempt(this.#attempt, request, target, state, exchange, paced, traced);
+          for (let hop = 0; hop < MAX_HOPS && 'response' in outcome && !outcome.response.ok; hop++) {
+            const next = redirectOf(outcome, target, this.#origin);
+            if (!next) break;
+            target = next;
+            outcome = await attempt(this.#attempt, request, target, state, exchange, paced, traced);
+          }
+        } finally {
+          if (waits) this.#slots?.release();
+        }
+        if ('response' in outcome && outcome.response.ok) return this.#unwrap(request, state, outcome);
+        const decision = decide(attempted(request.init.method, outcome), {
+          retries,
+          refusals,
+          maxRetries: settings.maxRetries,
+          maxRetryAfter: settings.maxRetryAfter,
+          msLeft: request.deadline === undefined ? undefined : request.deadline - Date.now(),
+          paced: paced && { hopeless: paced.pacer.hopeless },
+        });
+        if (!decision.retry) throw failureOf(outcome, this.options.baseUrl);
+        if (decision.refusal) refusals += 1;
+        if (decision.waitMs > 0) await this.#sleep(decision.waitMs, request);
+      }
+    } catch (error) {
+      throw this.#toCrmError(error, request, state);
+    }
+  }
+
+  /** ky, once loaded; a runtime that cannot load it (a browser offline) retries with fetch, and loads it again later. */
+  #kyExchange(): Promise<Exchange> {
+    this.#retryExchange ??= import('../exchange/ky').then(
+      ({ kyExchange }) => kyExchange,
+      () => {
+        this.#retryExchange = undefined;
+        return fetchExchange;
+      },
+    );
+    return this.#retryExchange;
+  }
+
+  /**
+   * Waits for the call's turn at its key's pace, then for a `maxConcurrency` slot. A turn that a
+   * refusal voided while the call waited for its slot is taken again, the slot given back.
+   */
+  async #admit(request: PreparedRequest, retry: boolean): Promise<Paced | undefined> {
+    const { settings, deadline } = request;
+    const pacer = settings.throttle ? this.#pacers.of(credentialOf(request)) : undefined;
+    for (let again = retry; ; again = true) {
+      const ticket = pacer ? await pacer.turn(again, settings.signal, deadline) : undefined;
+      await this.#slots?.acquire(settings.signal, deadline);
+      if (!pacer || !ticket) return undefined;
+      if (pacer.holds(ticket)) return { pacer, ticket };
+      this.#slots?.release();
+    }
+  }
+
+  /** The call with the key its `apiKey` function returned; look-ups are bounded by `maxConcurrency` too. */
+  async #withKey(request: PreparedRequest, state: CallState): Promise<PreparedRequest> {
+    const { settings, deadline, keyFrom, tenantId } = request;
+    await this.#lookups?.acquire(settings.signal, deadline);
+    let key: unknown;
+    try {
+      // Checked after an await, so that its error leads to the caller (README.md, "Stacks").
+      settings.signal?.throwIfAborted();
+      key = await lookUpKey(
+        keyFrom as NonNullable<typeof keyFrom>,
+        tenantId as string,
+        settings.signal,
+        deadline,
+        this.#keyWaits,
+      );
+    } finally {
+      this.#lookups?.release();
+    }
+    const keyed = withKey(request, key);
+    state.secrets = [...state.secrets, keyed.key];
+    return keyed.request;
+  }
+
+  /** A retry's backoff, or the server's wait: bounded by the call's signal and deadline. */
+  async #sleep(ms: number, { settings, deadline }: PreparedRequest): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waiting = this.#retryWaits.start<void>(settings.signal, deadline, () => clearTimeout(timer));
+    timer = setTimeout(() => waiting.done(), ms);
+    await waiting.promise;
+  }
+
+  /** The envelope's `data`; its `pagination` and the response go into the call's state. */
+  #unwrap(request: PreparedRequest, state: CallState, { response, text }: Received): unknown {
+    const { status, headers } = response;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new AttemptFailure({ kind: 'not-json', status, headers, text });
+    }
+    if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
+      throw new AttemptFailure({ kind: 'refused', status, headers, body: json, text });
+    }
+    const checked = checkEnvelope(request.endpoint, json, this.options.validateResponses);
+    if (!checked.success)
+      throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, text, issues: checked.issues });
+    const envelope = checked.data as { data: unknown; pagination?: Pagination };
+    state.response = response;
+    state.pagination = envelope.pagination;
+    return envelope.data;
+  }
+
+  /**
+   * The one place where a failed call becomes a `CrmError`, in the call's own async frame (see
+   * README.md, "Stacks"): by the reporter, which masks what the server said.
+   */
+  #toCrmError(error: unknown, request: PreparedRequest, state: CallState): CrmError {
+    // A signal's reason may itself be a CrmError (another call's, to cancel this one): not this call's.
+    if (!request.settings.signal?.aborted && error instanceof CrmError) return error;
+    return this.#reporter.error(error, { request, state });
+  }
+}
+
+/** An attempt's outcome as the retry decision reads it. */
+function attempted(method: string, outcome: Outcome): Attempted {
+  if (!('response' in outcome)) {
+    const { error, timedOut } = outcome;
+    // fetch rejects with a TypeError for any network error (the Fetch standard); anything else is not one.
+    const failed = timedOut ? 'timeout' : error instanceof TypeError ? 'network' : 'other';
+    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined };
+  }
+  const { status, headers } = outcome.response;
+  return { method, status, retryAfter: headers.has('retry-after'), retryAfterMs: retryAfterMsOf(headers) };
+}
+
+/** Why the call failed, from its last attempt's outcome. */
+function failureOf(outcome: Outcome, baseUrl: string): AttemptFailure {
+  if ('response' in outcome) {
+    const { response, text } = outcome;
+    const { status, statusText, headers } = response;
+    return new AttemptFailure({
+      kind: 'http',
+      status,
+      statusText,
+      headers,
+      text,
+      note: unfollowedNote(response, baseUrl),
+    });
+  }
+  const { error, timedOut } = outcome;
+  if (error instanceof AttemptFailure) return error;
+  return new AttemptFailure(timedOut ? { kind: 'timeout' } : { kind: 'network', cause: error });
+}
