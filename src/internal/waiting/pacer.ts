@@ -101,6 +101,11 @@ export class Pacer {
     let place: Place<Waiting<Ticket>> | undefined;
     const waiting = this.#waits.start<Ticket>(signal, deadline, () => {
       if (place) this.#queue.remove(place);
+      // Nobody left to wake: a pause's timer must not keep the process alive.
+      if (this.#queue.size === 0) {
+        clearTimeout(this.#timer);
+        this.#timer = undefined;
+      }
     });
     if (signal?.aborted) return waiting.promise;
     place = this.#queue.add(waiting, retry);
