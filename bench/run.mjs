@@ -4,7 +4,9 @@
 // W5 and W5b (bulk creates at a rate limit, bench/w5.mjs) take about a minute a round:
 // BENCH_W5_RUNS sets their rounds (default 8, the fewest with a 95% interval; 0 leaves them out),
 // and BENCH_ONLY=w5 runs them alone, printing their rows and drawing the chart but leaving
-// bench/RESULTS.md as it is (its other rows would be missing).
+// bench/RESULTS.md as it is (its other rows would be missing). The abort rows (bench/abort.mjs:
+// BENCH_ABORT_CALLS calls queued on one signal, 100,000 by default, one run each) run alone with
+// BENCH_ONLY=abort, leaving bench/RESULTS.md as it is too.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
@@ -17,13 +19,15 @@ import ky from 'ky';
 import createOpenApiClient from 'openapi-fetch';
 import { CrmClient } from '../dist/index.js';
 import { instrumentCrm } from '../dist/otel.js';
+import { ABORT_CALLS, runAbort } from './abort.mjs';
 import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 import { runW5 } from './w5.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'w5') throw new Error(`BENCH_ONLY=${ONLY}: the only workload run alone is w5`);
+if (ONLY !== undefined && ONLY !== 'w5' && ONLY !== 'abort')
+  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5 and abort`);
 const W5_RUNS = Number(process.env.BENCH_W5_RUNS ?? 8);
 if (!Number.isSafeInteger(W5_RUNS) || W5_RUNS < 0) throw new Error('BENCH_W5_RUNS must be a whole number');
 // W1 takes about 3 s a round and W4 about 1 s, and on a shared machine noise dominates them:
@@ -54,8 +58,8 @@ async function traced(run) {
 }
 const say = (line) => process.stdout.write(`${line}\n`);
 // W5's counts are medians over runs: whole, or halfway between two with an even number of runs.
-const COUNTS = new Set(['records failed', 'duplicates', '429 answers']);
-const DIGITS = { ms: 1, s: 2, '% of requests 429': 1 };
+const COUNTS = new Set(['records failed', 'duplicates', '429 answers', 'requests sent before the pause']);
+const DIGITS = { ms: 1, s: 2, '% of requests 429': 1, 'ms event-loop block': 1, 'ms until all settled': 1 };
 const format = (value, unit) =>
   COUNTS.has(unit) ? String(Math.round(value * 10) / 10) : value.toFixed(DIGITS[unit] ?? 3);
 /** `ratio`: to raw fetch, as `ratioTo()` gives it (W5: to the ideal), and `interval` its 95% interval; undefined where there is no comparison. */
@@ -144,6 +148,16 @@ async function main() {
     const { chart } = await runW5(record, W5_RUNS);
     say(`\nwrote ${chart}; bench/RESULTS.md left as it is (BENCH_ONLY)`);
     return;
+  }
+  if (ONLY === 'abort') {
+    say(
+      `crm-integration-sdk benchmark, the abort of ${ABORT_CALLS.toLocaleString('en-US')} queued calls alone, one run each\n`,
+    );
+    await runAbort(record);
+    say('\nbench/RESULTS.md left as it is (BENCH_ONLY)');
+    // The pacer's timer for the end of its 60 s pause outlives the calls that waited for it: the
+    // process would idle until then.
+    process.exit(0);
   }
   const fast = await startServer(0);
   const slow = await startServer(5);
@@ -270,6 +284,8 @@ async function main() {
     await fast.stop();
     await slow.stop();
   }
+  // One run each, not interleaved: a quadratic abort of 100,000 calls takes tens of seconds.
+  await runAbort(record);
   if (W5_RUNS > 0) await runW5(record, W5_RUNS);
 
   record(
@@ -319,6 +335,8 @@ function writeResults() {
     W5_RUNS > 0
       ? `W5 and W5b: medians of ${W5_RUNS} interleaved runs (about a minute each: \`BENCH_W5_RUNS\` sets how many; 8 is the fewest with a 95% interval), each on a fresh fake over real HTTP in its own process; a ratio is the time over the ideal, (creates - burst) / perSecond, in the same run, and a count or share is the median over runs. The chart of the last run: [w5-chart.svg](w5-chart.svg).`
       : 'W5 and W5b were not run (`BENCH_W5_RUNS=0`).',
+    '',
+    `The abort rows: one run each, not interleaved rounds (the "median" is that run): ${ABORT_CALLS.toLocaleString('en-US')} calls of one client queued on one signal (\`BENCH_ABORT_CALLS\`), a fetch of their own and no network; the event-loop block is the synchronous time of \`controller.abort()\`, and the second row the time until every call has rejected with \`CrmAbortError\` (bench/abort.mjs).`,
     '',
     '| workload | subject | median | unit | ratio | 95% interval | target |',
     '|---|---|---:|---|---:|---|---|',
