@@ -7,7 +7,7 @@ const SHARED = ['^src/core/', '^src/schemas/'];
 /** The public option types, a file of its own. */
 const OPTIONS = '^src/options\\.ts$';
 /** The steps of the request engine: each may use the call and the endpoint, never another step. */
-const STEPS = 'retry|waiting|report|tracing|validate|hatches';
+const STEPS = 'retry|exchange|waiting|report|tracing|validate|hatches';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -130,7 +130,7 @@ module.exports = {
       name: 'internal-file-outside-a-folder',
       severity: 'error',
       comment:
-        'No module directly in src/internal/: each belongs in a folder of its layer (endpoint, call, request, or a step: retry, waiting, report, tracing, validate, hatches).',
+        'No module directly in src/internal/: each belongs in a folder of its layer (endpoint, call, request, or a step: retry, exchange, waiting, report, tracing, validate, hatches).',
       module: { path: '^src/internal/[^/]+$' },
       to: { path: '^$' },
     },

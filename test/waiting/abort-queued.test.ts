@@ -1,6 +1,6 @@
 import { expect, test, vi } from 'vitest';
 import { CrmAbortError, CrmClient } from '../../src/index';
-import { hang, loadTheWaits, nextTurn, refused } from './support';
+import { hang, nextTurn, refused } from '../support/waits';
 
 /*
  * One signal shared by 2,000 calls that wait, and one abort(): every call lets go with
@@ -13,7 +13,6 @@ const rejections = async (calls: readonly Promise<unknown>[]): Promise<unknown[]
   (await Promise.allSettled(calls)).map((result) => (result.status === 'rejected' ? result.reason : result.value));
 
 test('2,000 calls queued behind maxConcurrency 1 on one signal all reject with CrmAbortError at one abort, the queued ones "while queued"', async () => {
-  await loadTheWaits();
   let fetched = 0;
   const crm = new CrmClient({
     baseUrl: 'http://waiting.invalid',
@@ -41,7 +40,6 @@ test('2,000 calls queued behind maxConcurrency 1 on one signal all reject with C
 });
 
 test('2,000 calls waiting out a pacer pause after a 429 on one signal all reject with CrmAbortError at one abort, and only the refused request was sent', async () => {
-  await loadTheWaits();
   let fetched = 0;
   let refusedOne = false;
   const crm = new CrmClient({

@@ -4,7 +4,7 @@ import { http, passthrough } from 'msw';
 import { afterEach, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { CrmAbortError, CrmClient } from '../../src/index';
 import { server as msw } from '../support/server';
-import { loadTheWaits, OPPORTUNITY_BODY, settledFlags } from './support';
+import { OPPORTUNITY_BODY, settledFlags } from '../support/waits';
 
 /*
  * throttle: 'auto' with maxConcurrency, on a real socket: tenant_a's key is refused (429,
@@ -15,8 +15,6 @@ let api: Server | undefined;
 let baseUrl = '';
 /** tenant_a's requests answered (429) to the end. */
 let refusedA = 0;
-
-beforeAll(loadTheWaits);
 
 beforeEach(async () => {
   msw.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));

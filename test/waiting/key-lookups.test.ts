@@ -1,6 +1,6 @@
 import { expect, test, vi } from 'vitest';
 import { CrmClient } from '../../src/index';
-import { loadTheWaits, okOpportunity } from './support';
+import { okOpportunity } from '../support/waits';
 
 /*
  * An apiKey function (a vault, a secrets manager) is a resource of its own: with maxConcurrency,
@@ -8,7 +8,6 @@ import { loadTheWaits, okOpportunity } from './support';
  */
 
 test('with maxConcurrency 2, no more than 2 apiKey look-ups run at once, and 20 calls all succeed', async () => {
-  await loadTheWaits();
   let inFlight = 0;
   let maxInFlight = 0;
   const pending: (() => void)[] = [];

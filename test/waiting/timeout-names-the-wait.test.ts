@@ -1,7 +1,6 @@
 import { describe, expect, test, vi } from 'vitest';
 import { CrmTimeoutError } from '../../src/index';
 import { clientFor, failure, OPP_ID, OPP_PATH, reply, useFaultServer } from '../faults/server';
-import { loadTheWaits } from './support';
 
 /*
  * A call whose totalTimeout passes before it is sent says what it was waiting for: a slot, its
@@ -12,7 +11,6 @@ const fault = useFaultServer();
 
 describe('a call that times out before it is sent names what it waited for', () => {
   test('waiting for a maxConcurrency slot that another call holds', async () => {
-    await loadTheWaits();
     fault().script('GET', OPP_PATH, reply.hang());
     const crm = clientFor(fault(), { maxConcurrency: 1 });
     const holder = new AbortController();
@@ -23,7 +21,7 @@ describe('a call that times out before it is sent names what it waited for', () 
       const { error } = await failure(crm.opportunities.get(OPP_ID, { totalTimeout: 200 }));
 
       expect(error).toBeInstanceOf(CrmTimeoutError);
-      expect((error as Error).message).toContain('waiting for a maxConcurrency slot');
+      expect((error as Error).message).toContain('queued for a maxConcurrency slot');
     } finally {
       holder.abort();
       await holding;
@@ -31,7 +29,6 @@ describe('a call that times out before it is sent names what it waited for', () 
   });
 
   test("waiting for its turn at the rate limit after a 429, with no maxConcurrency, says so and not 'maxConcurrency'", async () => {
-    await loadTheWaits();
     fault().script('GET', OPP_PATH, reply.jsonError(429, 'slow down', { 'retry-after': '60' }));
     const crm = clientFor(fault(), { throttle: 'auto' });
     const first = new AbortController();
@@ -43,7 +40,7 @@ describe('a call that times out before it is sent names what it waited for', () 
       const { error } = await failure(crm.opportunities.get(OPP_ID, { totalTimeout: 200 }));
 
       expect(error).toBeInstanceOf(CrmTimeoutError);
-      expect((error as Error).message).toContain('waiting for its turn at the rate limit');
+      expect((error as Error).message).toContain('queued for its turn at the rate limit');
       expect((error as Error).message).not.toContain('maxConcurrency');
       expect(fault().requests).toHaveLength(1);
     } finally {
@@ -53,7 +50,6 @@ describe('a call that times out before it is sent names what it waited for', () 
   });
 
   test('waiting for an apiKey function that never resolves', async () => {
-    await loadTheWaits();
     const crm = clientFor(fault(), { apiKey: () => new Promise<string>(() => {}) });
 
     const { error } = await failure(crm.opportunities.get(OPP_ID, { totalTimeout: 200 }));

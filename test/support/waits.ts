@@ -1,8 +1,6 @@
-import { CrmClient } from '../../src/index';
-
 /*
  * What the waiting tests share: fetches of their own (no network), and a look at calls that are
- * still pending. The tests on real sockets use test/faults/server.ts or a node:http server of their own.
+ * still pending. The tests on real sockets use a node:http server of their own.
  */
 
 export const OPPORTUNITY_BODY = JSON.stringify({ success: true, data: { id: 'opp_1' } });
@@ -41,22 +39,3 @@ export function settledFlags(promises: readonly Promise<unknown>[]): () => boole
 
 /** The next turn of the event loop, after every pending microtask. */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/**
- * Loads what a paced, limited call whose key comes from a function loads on demand (the waits, the
- * retrier, the reporter), through the public API: a 500, not retried. Afterwards a call reaches
- * its wait within a turn of the event loop, not after a module has been read from disk.
- */
-export async function loadTheWaits(): Promise<void> {
-  const crm = new CrmClient({
-    baseUrl: 'http://waiting.invalid',
-    tenantId: 'tenant_warm',
-    apiKey: async () => 'key_warm',
-    throttle: 'auto',
-    maxConcurrency: 1,
-    maxRetries: 0,
-    fetch: async () =>
-      new Response('{"success":false}', { status: 500, headers: { 'content-type': 'application/json' } }),
-  });
-  await crm.opportunities.get('opp_1').catch(() => undefined);
-}
