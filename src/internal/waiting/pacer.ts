@@ -186,18 +186,22 @@ export class Pacer {
     return this.#rate;
   }
 
-  /** Gives the waiting calls their turns, as the pause and the pace allow; a timer for the rest. */
-  #pump(): void {
+  /**
+   * Gives the waiting calls their turns, as the pause and the pace allow; a timer for the rest.
+   * The wait for the first answer ends with that answer or with its timer (`timedOut`), never by
+   * the clock alone: a process busy queuing its calls cannot have heard the answer yet.
+   */
+  #pump(timedOut = false): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    if (timedOut && performance.now() >= this.#probing) this.#probing = 0;
     while (this.#queue.size > 0) {
       const now = performance.now();
       const at = Math.max(this.#next, this.#pausedUntil, this.#probing);
-      if (at > now) {
-        this.#timer = setTimeout(() => this.#pump(), Math.ceil(at - now));
+      if (at > now || this.#probing !== 0) {
+        this.#timer = setTimeout(() => this.#pump(true), Math.max(0, Math.ceil(at - now)));
         return;
       }
-      this.#probing = 0;
       const ended = this.#ended;
       if (ended) {
         // The pause is over: every request of the phase it ended has been heard from, or never will be.
