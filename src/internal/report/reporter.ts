@@ -40,7 +40,7 @@ export interface Reporter {
 }
 
 /** A call, as the reporter reads it: what it sends, and the secrets it carries. */
-export interface Call {
+interface Call {
   readonly request: PreparedRequest;
   readonly state: CallState;
 }

@@ -49,7 +49,7 @@ const PACED_REFUSALS = 20;
 const BACKOFF_LIMIT = 8_000;
 
 /** A refusal: the server says it did not act, and when to come back (429, or 503 with `Retry-After`). */
-export const isRefusal = (status: number | undefined, hasRetryAfter: boolean): boolean =>
+const isRefusal = (status: number | undefined, hasRetryAfter: boolean): boolean =>
   status === 429 || (status === 503 && hasRetryAfter);
 
 export function decide(attempted: Attempted, tries: Tries, random: () => number = Math.random): Decision {

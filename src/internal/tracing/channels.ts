@@ -4,7 +4,7 @@ import type { CrmAttemptContext, CrmCallContext } from '../../core/trace';
  * What the SDK uses of a `TracingChannel` of `node:diagnostics_channel`, typed here: the source
  * does not depend on Node's types, since it runs where there is no Node.
  */
-export interface TracingChannelOf<C extends object> {
+interface TracingChannelOf<C extends object> {
   readonly start: { readonly hasSubscribers: boolean };
   readonly end: { readonly hasSubscribers: boolean };
   readonly asyncStart: { readonly hasSubscribers: boolean };
@@ -19,7 +19,7 @@ export interface TracingChannelOf<C extends object> {
 }
 
 /** What the SDK uses of `node:diagnostics_channel`. */
-export interface DiagnosticsChannel {
+interface DiagnosticsChannel {
   tracingChannel: (name: string) => TracingChannelOf<object>;
 }
 
