@@ -1,7 +1,7 @@
 import { delay, HttpResponse, http } from 'msw';
 import { afterEach, beforeAll, beforeEach, vi } from 'vitest';
 import { BASE_URL, ok } from './capture';
-import { server } from './server';
+import { server } from './msw-server';
 
 /*
  * throttle: 'auto' on the fake clock: the pacer's waits and pace are timers and performance.now(),
