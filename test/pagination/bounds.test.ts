@@ -95,3 +95,77 @@ describe('a server cannot keep a for await loop going forever', () => {
     expect(first.fingerprint().length).toBeLessThan(40);
   });
 });
+
+/** A client whose fetch answers `answer(page)` as it is, text or an envelope. */
+function textClientOf(answer: (page: number) => string | object, options = {}) {
+  let requests = 0;
+  const fetch = async (input: RequestInfo | URL) => {
+    requests += 1;
+    const page = Number(new URL(String(input)).searchParams.get('page') ?? 1);
+    const body = answer(page);
+    return new Response(typeof body === 'string' ? body : JSON.stringify({ success: true, ...body }), {
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+  return { crm: makeClient({ fetch: fetch as typeof globalThis.fetch, ...options }), requests: () => requests };
+}
+
+describe('odd page counts, odd ids and repeated pages', () => {
+  test('a first page reporting 1e308 pages, or a total of 1e308, bounds the loop at 1,000,000 pages; Infinity at 10,000', async () => {
+    const boundOf = async (body: string | object, options = {}) => {
+      const { crm } = textClientOf(() => body, options);
+      return (await crm.contacts.list({ limit: 1 })).pageBound();
+    };
+    expect(await boundOf({ data: [{ id: 'r1' }], pagination: { page: 1, limit: 1, pages: 1e308 } })).toBe(1_000_000);
+    expect(await boundOf({ data: [{ id: 'r1' }], pagination: { total: 1e308 } })).toBe(1_000_000);
+    expect(await boundOf({ data: [{ id: 'r1' }], pagination: { page: 1, pages: 12 } })).toBe(34);
+    const infinite = '{"success":true,"data":[{"id":"r1"}],"pagination":{"page":1,"pages":1e400}}';
+    expect(await boundOf(infinite, { validateResponses: false })).toBe(10_000);
+  });
+
+  test('with validateResponses: false, a record id that cannot become a string causes no TypeError in for await', async () => {
+    const { crm } = textClientOf(() => `{"success":true,"data":[{"id":{"toString":null}}],"pagination":{"pages":2}}`, {
+      validateResponses: false,
+    });
+    let error: unknown;
+    try {
+      for await (const _ of crm.contacts.list()) {
+        /* drain */
+      }
+    } catch (e) {
+      error = e;
+    }
+    expect(error).not.toBeInstanceOf(TypeError);
+  });
+
+  test('repeated pages in shuffled order, records without id, duplicate ids: the loop ends', async () => {
+    const { crm, requests } = textClientOf((page) => ({
+      data: page % 2 ? [{ id: 'a' }, { id: 'a' }] : [{ id: 'a' }, { id: 'a' }],
+      pagination: { page, pages: 1_000 },
+    }));
+    for await (const _ of crm.contacts.list()) {
+      /* drain */
+    }
+    expect(requests()).toBeLessThan(5);
+    const noId = textClientOf(
+      (page) => `{"success":true,"data":[{"n":${page}}],"pagination":{"page":${page},"pages":1000}}`,
+      { validateResponses: false },
+    );
+    for await (const _ of noId.crm.contacts.list()) {
+      /* drain */
+    }
+    expect(noId.requests()).toBeLessThan(5);
+  });
+
+  test('prefetch 16 with pages -1 or 0.5 stops after the first page', async () => {
+    for (const pages of [-1, 0.5]) {
+      const { crm, requests } = textClientOf((page) => ({ data: [{ id: `r${page}` }], pagination: { page, pages } }), {
+        prefetch: 16,
+      });
+      for await (const _ of crm.contacts.list()) {
+        /* drain */
+      }
+      expect(requests()).toBe(1);
+    }
+  });
+});

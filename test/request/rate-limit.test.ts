@@ -1,4 +1,4 @@
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { CrmRateLimitError } from '../../src/index';
 import {
   clientFor,
@@ -150,4 +150,37 @@ test('a fractional Retry-After longer than what totalTimeout leaves ends at once
   expect((error as CrmRateLimitError).retryAfterMs).toBe(2_500);
   expect(elapsed).toBeLessThan(900);
   expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+});
+
+for (const value of [`1${'0'.repeat(21)}`, `1${'0'.repeat(400)}`, '99999999999']) {
+  test(`a Retry-After of ${value.length} digits outlasting totalTimeout ends at once with CrmRateLimitError`, async () => {
+    fault().otherwise('GET', OPP_PATH, reply.jsonError(429, 'slow down', { 'retry-after': value }));
+    const { error, elapsed } = await failure(clientFor(fault(), { totalTimeout: 2_000 }).opportunities.get(OPP_ID));
+    const seen = fault().received('GET', OPP_PATH).length;
+    expect(
+      error,
+      `${(error as Error).name}: ${(error as Error).message}; requests=${seen}; elapsed=${Math.round(elapsed)}`,
+    ).toBeInstanceOf(CrmRateLimitError);
+    expect(elapsed, `requests=${seen}`).toBeLessThan(500);
+  });
+}
+
+describe('a Retry-After the SDK cannot read', () => {
+  const slowDown = (value: string) => reply.jsonError(429, 'slow down', { 'retry-after': value });
+  for (const value of ['-1', '+5', '2 3', '1.5.2']) {
+    test(`a Retry-After: ${JSON.stringify(value)} (not seconds, not an HTTP date) is ignored: the usual backoff applies, not a wait of 0`, async () => {
+      fault().script('GET', OPP_PATH, slowDown(value), reply.ok(OPPORTUNITY));
+      await clientFor(fault()).opportunities.get(OPP_ID);
+      const seen = fault().received('GET', OPP_PATH);
+      // The usual backoff is >= 150 ms (0.3 s jittered to half at least).
+      expect(gapAfter(seen, 0)).toBeGreaterThanOrEqual(100);
+    });
+  }
+
+  test('a Retry-After: -1 on the error leaves retryAfterMs undefined, not 0', async () => {
+    fault().otherwise('GET', OPP_PATH, slowDown('-1'));
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).opportunities.get(OPP_ID));
+    expect(error).toBeInstanceOf(CrmRateLimitError);
+    expect((error as CrmRateLimitError).retryAfterMs).toBeUndefined();
+  });
 });
