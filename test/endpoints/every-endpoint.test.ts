@@ -1,7 +1,9 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import { CrmClient } from '../../src/index';
 import { ADMIN_TOKEN, API_KEY, BASE_URL, type Captured, capture, makeClient, ok, TENANT } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 import { server } from '../support/msw-server';
 
 /** The one request a handler received; fails the test when it got none or several. */
@@ -39,7 +41,7 @@ const AWKWARD_ID_ENCODED = 'opp%201%2F2%3Fx%3Dy';
 
 describe('opportunities.get (GET /integrations/v1/opportunities/{id})', () => {
   it('sends GET to the opportunity path with tenantId in the query and the integration headers', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1', name: 'Renewal' }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'opp_1', name: 'Renewal' }));
     await makeClient().opportunities.get('opp_1');
 
     const request = only(seen);
@@ -51,7 +53,7 @@ describe('opportunities.get (GET /integrations/v1/opportunities/{id})', () => {
   });
 
   it('percent-encodes an id holding a space, a slash and a question mark as one path segment', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: AWKWARD_ID }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: AWKWARD_ID }));
     await makeClient().opportunities.get(AWKWARD_ID);
 
     const request = only(seen);
@@ -68,7 +70,7 @@ describe('opportunities.get (GET /integrations/v1/opportunities/{id})', () => {
       primaryContact: { id: 'con_1', extra: true },
       futureField: { nested: [1, 2] },
     };
-    capture('get', '/integrations/v1/opportunities/:id', ok(data));
+    capture('get', mswPath(endpoints.getOpportunity), ok(data));
 
     const opportunity = await makeClient().opportunities.get('opp_1');
     expect(opportunity).toEqual(data);
@@ -77,7 +79,7 @@ describe('opportunities.get (GET /integrations/v1/opportunities/{id})', () => {
 
 describe('opportunities.create (POST /integrations/v1/opportunities)', () => {
   it('sends tenantId in the JSON body of POST /opportunities and nothing in the query', async () => {
-    const seen = capture('post', '/integrations/v1/opportunities', ok({ id: 'opp_9' }));
+    const seen = capture('post', mswPath(endpoints.createOpportunity), ok({ id: 'opp_9' }));
     await makeClient().opportunities.create({ name: 'Deal', accountId: 'acc_1', amount: 500, type: 'upsell' });
 
     const request = only(seen);
@@ -90,7 +92,7 @@ describe('opportunities.create (POST /integrations/v1/opportunities)', () => {
   });
 
   it('sends Date values as ISO strings and keeps ISO strings with a zone as given', async () => {
-    const seen = capture('post', '/integrations/v1/opportunities', ok({ id: 'opp_9' }));
+    const seen = capture('post', mswPath(endpoints.createOpportunity), ok({ id: 'opp_9' }));
     await makeClient().opportunities.create({
       name: 'Deal',
       accountId: 'acc_1',
@@ -109,7 +111,7 @@ describe('opportunities.create (POST /integrations/v1/opportunities)', () => {
 
   it('returns the created opportunity from the envelope, unknown fields kept', async () => {
     const data = { id: 'opp_9', name: 'Deal', isIntegration: true, serverOnly: 'kept' };
-    capture('post', '/integrations/v1/opportunities', ok(data));
+    capture('post', mswPath(endpoints.createOpportunity), ok(data));
 
     await expect(makeClient().opportunities.create({ name: 'Deal', accountId: 'acc_1' })).resolves.toEqual(data);
   });
@@ -117,7 +119,7 @@ describe('opportunities.create (POST /integrations/v1/opportunities)', () => {
 
 describe('opportunities.update (PUT /integrations/v1/opportunities/{id})', () => {
   it('sends PUT with tenantId in the query and a body without tenantId', async () => {
-    const seen = capture('put', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1', stage: 'won' }));
+    const seen = capture('put', mswPath(endpoints.updateOpportunity), ok({ id: 'opp_1', stage: 'won' }));
     await makeClient().opportunities.update('opp_1', { stage: 'won', probability: 100 });
 
     const request = only(seen);
@@ -130,7 +132,7 @@ describe('opportunities.update (PUT /integrations/v1/opportunities/{id})', () =>
   });
 
   it('percent-encodes the id and sends a Date as an ISO string', async () => {
-    const seen = capture('put', '/integrations/v1/opportunities/:id', ok({ id: AWKWARD_ID }));
+    const seen = capture('put', mswPath(endpoints.updateOpportunity), ok({ id: AWKWARD_ID }));
     await makeClient().opportunities.update(AWKWARD_ID, { closeDate: new Date('2026-05-04T03:02:01.000Z') });
 
     const request = only(seen);
@@ -140,7 +142,7 @@ describe('opportunities.update (PUT /integrations/v1/opportunities/{id})', () =>
 
   it('returns the updated opportunity, unknown fields kept', async () => {
     const data = { id: 'opp_1', stage: 'won', dsa: 3, brandNew: [true] };
-    capture('put', '/integrations/v1/opportunities/:id', ok(data));
+    capture('put', mswPath(endpoints.updateOpportunity), ok(data));
 
     await expect(makeClient().opportunities.update('opp_1', { stage: 'won' })).resolves.toEqual(data);
   });
@@ -148,7 +150,7 @@ describe('opportunities.update (PUT /integrations/v1/opportunities/{id})', () =>
 
 describe('activities.list (GET /integrations/v1/activities)', () => {
   it('sends tenantId and every parameter in the query, dates as ISO strings', async () => {
-    const seen = capture('get', '/integrations/v1/activities', ok([], { pagination: { page: 2, limit: 10 } }));
+    const seen = capture('get', mswPath(endpoints.listActivities), ok([], { pagination: { page: 2, limit: 10 } }));
     await makeClient().activities.list({
       opportunityId: 'opp_1',
       page: 2,
@@ -177,7 +179,7 @@ describe('activities.list (GET /integrations/v1/activities)', () => {
   });
 
   it('sends only tenantId and opportunityId when no optional parameter is given', async () => {
-    const seen = capture('get', '/integrations/v1/activities', ok([], { pagination: { page: 1, pages: 1 } }));
+    const seen = capture('get', mswPath(endpoints.listActivities), ok([], { pagination: { page: 1, pages: 1 } }));
     await makeClient().activities.list({ opportunityId: 'opp_1' });
 
     expect(queryOf(only(seen))).toEqual({ tenantId: TENANT, opportunityId: 'opp_1' });
@@ -189,7 +191,7 @@ describe('activities.list (GET /integrations/v1/activities)', () => {
       { id: 'act_2', type: 'fax', subject: 'New type' },
     ];
     const pagination = { page: 1, limit: 2, total: 5, pages: 3 };
-    capture('get', '/integrations/v1/activities', ok(items, { pagination }));
+    capture('get', mswPath(endpoints.listActivities), ok(items, { pagination }));
 
     const page = await makeClient().activities.list({ opportunityId: 'opp_1', limit: 2 });
     expect(page.data).toEqual(items);
@@ -200,7 +202,7 @@ describe('activities.list (GET /integrations/v1/activities)', () => {
 
 describe('activities.create (POST /integrations/v1/activities)', () => {
   it('sends relatedToType "opportunity" and relatedToId for opportunityId, with tenantId in the body', async () => {
-    const seen = capture('post', '/integrations/v1/activities', ok({ id: 'act_1' }));
+    const seen = capture('post', mswPath(endpoints.createActivity), ok({ id: 'act_1' }));
     await makeClient().activities.create({
       opportunityId: 'opp_1',
       type: 'meeting',
@@ -228,7 +230,7 @@ describe('activities.create (POST /integrations/v1/activities)', () => {
   });
 
   it('sends an explicit relatedToType and relatedToId as given', async () => {
-    const seen = capture('post', '/integrations/v1/activities', ok({ id: 'act_2' }));
+    const seen = capture('post', mswPath(endpoints.createActivity), ok({ id: 'act_2' }));
     await makeClient().activities.create({
       relatedToType: 'account',
       relatedToId: 'acc_7',
@@ -247,7 +249,7 @@ describe('activities.create (POST /integrations/v1/activities)', () => {
 
   it('returns the created activity, unknown fields kept', async () => {
     const data = { id: 'act_1', relatedToType: 'opportunity', relatedToId: 'opp_1', type: 'call', extra: 42 };
-    capture('post', '/integrations/v1/activities', ok(data));
+    capture('post', mswPath(endpoints.createActivity), ok(data));
 
     await expect(
       makeClient().activities.create({ opportunityId: 'opp_1', type: 'call', subject: 'S' }),
@@ -257,7 +259,7 @@ describe('activities.create (POST /integrations/v1/activities)', () => {
 
 describe('accounts.create (POST /integrations/v1/accounts)', () => {
   it('sends tenantId in the JSON body of POST /accounts with the integration headers', async () => {
-    const seen = capture('post', '/integrations/v1/accounts', ok({ id: 'acc_1' }));
+    const seen = capture('post', mswPath(endpoints.createAccount), ok({ id: 'acc_1' }));
     await makeClient().accounts.create({ name: 'Acme', status: 'prospect', annualRevenue: 1e6, type: 'customer' });
 
     const request = only(seen);
@@ -277,7 +279,7 @@ describe('accounts.create (POST /integrations/v1/accounts)', () => {
 
   it('returns the created account, owner_name and unknown fields kept', async () => {
     const data = { id: 'acc_1', name: 'Acme', owner_name: 'Ada', segment: 'smb' };
-    capture('post', '/integrations/v1/accounts', ok(data));
+    capture('post', mswPath(endpoints.createAccount), ok(data));
 
     await expect(makeClient().accounts.create({ name: 'Acme' })).resolves.toEqual(data);
   });
@@ -285,7 +287,7 @@ describe('accounts.create (POST /integrations/v1/accounts)', () => {
 
 describe('accounts.update (PUT /integrations/v1/accounts/{id})', () => {
   it('sends PUT with tenantId in the query, a body without tenantId and the integration headers', async () => {
-    const seen = capture('put', '/integrations/v1/accounts/:id', ok({ id: 'acc_1' }));
+    const seen = capture('put', mswPath(endpoints.updateAccount), ok({ id: 'acc_1' }));
     await makeClient().accounts.update('acc_1', { status: 'inactive', city: 'Lyon' });
 
     const request = only(seen);
@@ -298,7 +300,7 @@ describe('accounts.update (PUT /integrations/v1/accounts/{id})', () => {
   });
 
   it('percent-encodes the account id', async () => {
-    const seen = capture('put', '/integrations/v1/accounts/:id', ok({}));
+    const seen = capture('put', mswPath(endpoints.updateAccount), ok({}));
     await makeClient().accounts.update('acc/1 ?', { city: 'Lyon' });
 
     expect(only(seen).url.pathname).toBe('/integrations/v1/accounts/acc%2F1%20%3F');
@@ -306,7 +308,7 @@ describe('accounts.update (PUT /integrations/v1/accounts/{id})', () => {
 
   it('returns the open update result as sent by the server', async () => {
     const data = { updated: true, fields: ['status'], account: { id: 'acc_1' } };
-    capture('put', '/integrations/v1/accounts/:id', ok(data));
+    capture('put', mswPath(endpoints.updateAccount), ok(data));
 
     await expect(makeClient().accounts.update('acc_1', { status: 'active' })).resolves.toEqual(data);
   });
@@ -314,7 +316,7 @@ describe('accounts.update (PUT /integrations/v1/accounts/{id})', () => {
 
 describe('contacts.create (POST /integrations/v1/contacts)', () => {
   it('sends tenantId in the JSON body of POST /contacts with the integration headers', async () => {
-    const seen = capture('post', '/integrations/v1/contacts', ok({ id: 'con_1' }));
+    const seen = capture('post', mswPath(endpoints.createContact), ok({ id: 'con_1' }));
     await makeClient().contacts.create({
       accountId: 'acc_1',
       firstName: 'Ada',
@@ -341,7 +343,7 @@ describe('contacts.create (POST /integrations/v1/contacts)', () => {
 
   it('returns the created contact, account_name and unknown fields kept', async () => {
     const data = { id: 'con_1', firstName: 'Ada', account_name: 'Acme', linkedIn: 'ada' };
-    capture('post', '/integrations/v1/contacts', ok(data));
+    capture('post', mswPath(endpoints.createContact), ok(data));
 
     await expect(makeClient().contacts.create({ firstName: 'Ada' })).resolves.toEqual(data);
   });
@@ -349,7 +351,7 @@ describe('contacts.create (POST /integrations/v1/contacts)', () => {
 
 describe('contacts.update (PUT /integrations/v1/contacts/{id})', () => {
   it('puts tenantId in the query of PUT contacts/{id} and never in the body', async () => {
-    const seen = capture('put', '/integrations/v1/contacts/:id', ok({ id: 'con_1' }));
+    const seen = capture('put', mswPath(endpoints.updateContact), ok({ id: 'con_1' }));
     await makeClient().contacts.update('con_1', { position: 'CTO', status: 'inactive' });
 
     const request = only(seen);
@@ -363,7 +365,7 @@ describe('contacts.update (PUT /integrations/v1/contacts/{id})', () => {
   });
 
   it('percent-encodes the contact id', async () => {
-    const seen = capture('put', '/integrations/v1/contacts/:id', ok({ id: 'con 1/a?b' }));
+    const seen = capture('put', mswPath(endpoints.updateContact), ok({ id: 'con 1/a?b' }));
     await makeClient().contacts.update('con 1/a?b', { position: 'CTO' });
 
     expect(only(seen).url.pathname).toBe('/integrations/v1/contacts/con%201%2Fa%3Fb');
@@ -371,7 +373,7 @@ describe('contacts.update (PUT /integrations/v1/contacts/{id})', () => {
 
   it('returns the updated contact, unknown fields kept', async () => {
     const data = { id: 'con_1', position: 'CTO', isIntegration: true, nickname: 'A' };
-    capture('put', '/integrations/v1/contacts/:id', ok(data));
+    capture('put', mswPath(endpoints.updateContact), ok(data));
 
     await expect(makeClient().contacts.update('con_1', { position: 'CTO' })).resolves.toEqual(data);
   });
@@ -379,7 +381,7 @@ describe('contacts.update (PUT /integrations/v1/contacts/{id})', () => {
 
 describe('contacts.list (GET /integrations/v1/contacts)', () => {
   it('sends tenantId, page, limit and status in the query with the integration headers', async () => {
-    const seen = capture('get', '/integrations/v1/contacts', ok([], { pagination: { page: 3, limit: 50 } }));
+    const seen = capture('get', mswPath(endpoints.listContacts), ok([], { pagination: { page: 3, limit: 50 } }));
     await makeClient().contacts.list({ page: 3, limit: 50, status: 'active' });
 
     const request = only(seen);
@@ -391,7 +393,7 @@ describe('contacts.list (GET /integrations/v1/contacts)', () => {
   });
 
   it('sends only tenantId when called without parameters', async () => {
-    const seen = capture('get', '/integrations/v1/contacts', ok([], { pagination: { page: 1, pages: 1 } }));
+    const seen = capture('get', mswPath(endpoints.listContacts), ok([], { pagination: { page: 1, pages: 1 } }));
     await makeClient().contacts.list();
 
     expect(queryOf(only(seen))).toEqual({ tenantId: TENANT });
@@ -403,7 +405,7 @@ describe('contacts.list (GET /integrations/v1/contacts)', () => {
       { id: 'con_2', status: 'archived' },
     ];
     const pagination = { page: 1, limit: 2, total: 2, pages: 1 };
-    capture('get', '/integrations/v1/contacts', ok(items, { pagination }));
+    capture('get', mswPath(endpoints.listContacts), ok(items, { pagination }));
 
     const page = await makeClient().contacts.list({ limit: 2 });
     expect(page.data).toEqual(items);
@@ -414,7 +416,7 @@ describe('contacts.list (GET /integrations/v1/contacts)', () => {
 
 describe('grants.resolve (GET /integrations/v1/grants/resolve)', () => {
   it('sends grantId and tenantId in the query with the integration headers', async () => {
-    const seen = capture('get', '/integrations/v1/grants/resolve', ok({ resolved: true }));
+    const seen = capture('get', mswPath(endpoints.resolveGrant), ok({ resolved: true }));
     await makeClient().grants.resolve('grant 42&x=1');
 
     const request = only(seen);
@@ -427,7 +429,7 @@ describe('grants.resolve (GET /integrations/v1/grants/resolve)', () => {
 
   it('returns the open grant resolution as sent by the server', async () => {
     const data = { grantId: 'grant_42', scopes: ['read'], expiresAt: null };
-    capture('get', '/integrations/v1/grants/resolve', ok(data));
+    capture('get', mswPath(endpoints.resolveGrant), ok(data));
 
     await expect(makeClient().grants.resolve('grant_42')).resolves.toEqual(data);
   });
@@ -435,7 +437,7 @@ describe('grants.resolve (GET /integrations/v1/grants/resolve)', () => {
 
 describe('apiKey.status (GET /integrations/api-key)', () => {
   it('sends GET /integrations/api-key with the bearer admin token and neither x-api-key nor x-tenant-id', async () => {
-    const seen = capture('get', '/integrations/api-key', ok({ exists: true }));
+    const seen = capture('get', mswPath(endpoints.apiKeyStatus), ok({ exists: true }));
     await makeClient().apiKey.status();
 
     const request = only(seen);
@@ -447,7 +449,7 @@ describe('apiKey.status (GET /integrations/api-key)', () => {
   });
 
   it('works from an admin-only client built from baseUrl and adminToken', async () => {
-    const seen = capture('get', '/integrations/api-key', ok({ exists: false }));
+    const seen = capture('get', mswPath(endpoints.apiKeyStatus), ok({ exists: false }));
     const admin = new CrmClient({ baseUrl: BASE_URL, adminToken: ADMIN_TOKEN, apiKey: undefined, tenantId: undefined });
 
     await expect(admin.apiKey.status()).resolves.toEqual({ exists: false });
@@ -456,7 +458,7 @@ describe('apiKey.status (GET /integrations/api-key)', () => {
 
   it('returns the open key status as sent by the server', async () => {
     const data = { exists: true, createdAt: '2026-01-01T00:00:00Z', lastUsedAt: null };
-    capture('get', '/integrations/api-key', ok(data));
+    capture('get', mswPath(endpoints.apiKeyStatus), ok(data));
 
     await expect(makeClient().apiKey.status()).resolves.toEqual(data);
   });
@@ -464,7 +466,7 @@ describe('apiKey.status (GET /integrations/api-key)', () => {
 
 describe('apiKey.generate (POST /integrations/api-key/generate)', () => {
   it('sends POST /integrations/api-key/generate with the bearer admin token and no tenant anywhere', async () => {
-    const seen = capture('post', '/integrations/api-key/generate', ok({ apiKey: 'key_new' }));
+    const seen = capture('post', mswPath(endpoints.generateApiKey), ok({ apiKey: 'key_new' }));
     await makeClient().apiKey.generate();
 
     const request = only(seen);
@@ -477,7 +479,7 @@ describe('apiKey.generate (POST /integrations/api-key/generate)', () => {
 
   it('returns the new key to the caller', async () => {
     const data = { apiKey: 'key_new_123', rotated: true };
-    capture('post', '/integrations/api-key/generate', ok(data));
+    capture('post', mswPath(endpoints.generateApiKey), ok(data));
 
     await expect(makeClient().apiKey.generate()).resolves.toEqual(data);
   });
@@ -485,8 +487,8 @@ describe('apiKey.generate (POST /integrations/api-key/generate)', () => {
 
 describe('tenant and headers across calls', () => {
   it('sends the tenant of withTenant() in the query, the body and x-tenant-id', async () => {
-    const get = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
-    const post = capture('post', '/integrations/v1/contacts', ok({ id: 'con_1' }));
+    const get = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'opp_1' }));
+    const post = capture('post', mswPath(endpoints.createContact), ok({ id: 'con_1' }));
     const other = makeClient().withTenant('tenant_2');
 
     await other.opportunities.get('opp_1');
@@ -501,7 +503,7 @@ describe('tenant and headers across calls', () => {
   });
 
   it('adds client and per-call headers but never lets them replace or add credential headers', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'opp_1' }));
     const crm = makeClient({ headers: { 'x-client': 'c', 'x-api-key': 'forged', Authorization: 'Bearer forged' } });
 
     await crm.opportunities.get('opp_1', {
@@ -517,14 +519,14 @@ describe('tenant and headers across calls', () => {
 
 describe('baseUrl', () => {
   it('hits the right URL when baseUrl ends with a slash', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'opp_1' }));
     await makeClient({ baseUrl: `${BASE_URL}/` }).opportunities.get('opp_1');
 
     expect(only(seen).url.href).toBe(`${BASE_URL}/integrations/v1/opportunities/opp_1?tenantId=${TENANT}`);
   });
 
   it('trims spaces and line breaks around baseUrl, as a value read from a file often has', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'opp_1' }));
     await makeClient({ baseUrl: ` ${BASE_URL}/\n` }).opportunities.get('opp_1');
 
     expect(only(seen).url.href).toBe(`${BASE_URL}/integrations/v1/opportunities/opp_1?tenantId=${TENANT}`);
@@ -571,7 +573,7 @@ describe('withResponse()', () => {
   it('returns { data, response } with the raw response headers readable', async () => {
     capture(
       'get',
-      '/integrations/v1/opportunities/:id',
+      mswPath(endpoints.getOpportunity),
       ok({ id: 'opp_1', name: 'Deal' }, {}, { headers: { 'x-request-id': 'req_123', 'x-ratelimit-remaining': '9' } }),
     );
 
@@ -584,8 +586,12 @@ describe('withResponse()', () => {
   });
 
   it('works for a POST and for a key-management call', async () => {
-    capture('post', '/integrations/v1/contacts', ok({ id: 'con_1' }, {}, { status: 201, headers: { etag: '"v1"' } }));
-    capture('post', '/integrations/api-key/generate', ok({ apiKey: 'k' }, {}, { headers: { 'x-request-id': 'r2' } }));
+    capture(
+      'post',
+      mswPath(endpoints.createContact),
+      ok({ id: 'con_1' }, {}, { status: 201, headers: { etag: '"v1"' } }),
+    );
+    capture('post', mswPath(endpoints.generateApiKey), ok({ apiKey: 'k' }, {}, { headers: { 'x-request-id': 'r2' } }));
     const crm = makeClient();
 
     const created = await crm.contacts.create({ firstName: 'Ada' }).withResponse();
@@ -601,7 +607,7 @@ describe('withResponse()', () => {
   it('gives the raw response of a list page beside the page', async () => {
     capture(
       'get',
-      '/integrations/v1/contacts',
+      mswPath(endpoints.listContacts),
       ok(
         [{ id: 'con_1' }],
         { pagination: { page: 1, pages: 1 } },

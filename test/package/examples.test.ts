@@ -1,11 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import { exportContactsAsNdjson } from '../../examples/export-contacts-ndjson';
 import { countActiveContacts } from '../../examples/many-tenants';
+import { endpoints } from '../../src/endpoints';
 import { capture, makeClient, ok } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 
 describe('examples/export-contacts-ndjson', () => {
   test('writes every contact of every page as one JSON line, asking 200 at a time', async () => {
-    const seen = capture('get', '/integrations/v1/contacts', (request) => {
+    const seen = capture('get', mswPath(endpoints.listContacts), (request) => {
       const page = Number(new URL(request.url).searchParams.get('page') ?? '1');
       const data = page === 1 ? [{ id: 'c1', email: 'a@x.io' }, { id: 'c2' }] : [{ id: 'c3' }];
       return ok(data, { pagination: { page, limit: 200, total: 3, pages: 2 } });
@@ -26,7 +28,7 @@ describe('examples/export-contacts-ndjson', () => {
 
 describe('examples/many-tenants', () => {
   test("counts each tenant's contacts with that tenant's own key, tagged with the job's header", async () => {
-    const seen = capture('get', '/integrations/v1/contacts', (request) => {
+    const seen = capture('get', mswPath(endpoints.listContacts), (request) => {
       const tenant = request.headers.get('x-tenant-id') ?? '';
       return ok(
         Array.from({ length: tenant === 'acme' ? 2 : 1 }, (_, i) => ({ id: `${tenant}_${i}` })),

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import { CrmNotFoundError, CrmValidationError } from '../../src/index';
 import { capture, makeClient, ok, rejection } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 
 /*
  * toArray({ max }): bad max values, early stop, errors, prefetch, and no unhandled rejection
@@ -9,7 +11,7 @@ import { capture, makeClient, ok, rejection } from '../support/capture';
 
 /** `pages` pages of two contacts each; records which pages were asked for. */
 function pagesOf(pages: number, failOn?: number) {
-  return capture('get', '/integrations/v1/contacts', (request) => {
+  return capture('get', mswPath(endpoints.listContacts), (request) => {
     const page = Number(new URL(request.url).searchParams.get('page') ?? '1');
     if (page === failOn) return Response.json({ success: false, error: { code: 'GONE' } }, { status: 404 });
     return ok([{ id: `c${2 * page - 1}` }, { id: `c${2 * page}` }], { pagination: { page, pages, limit: 2 } });
@@ -51,7 +53,7 @@ describe('toArray() with a bad max on a list that fails', () => {
   );
 
   test('max -1 on a list whose server answers 404: no unhandled rejection', async () => {
-    capture('get', '/integrations/v1/contacts', Response.json({ success: false }, { status: 404 }));
+    capture('get', mswPath(endpoints.listContacts), Response.json({ success: false }, { status: 404 }));
     const error = await rejection(makeClient().contacts.list().toArray({ max: -1 }));
     await settle();
     expect(error).toBeInstanceOf(CrmValidationError);
@@ -118,7 +120,7 @@ describe('regressions', () => {
   });
 
   test('max 0 on a list that fails rejects, nothing unhandled', async () => {
-    capture('get', '/integrations/v1/contacts', Response.json({ success: false }, { status: 404 }));
+    capture('get', mswPath(endpoints.listContacts), Response.json({ success: false }, { status: 404 }));
     const error = await rejection(makeClient().contacts.list().toArray({ max: 0 }));
     await settle();
     expect(error).toBeInstanceOf(CrmNotFoundError);

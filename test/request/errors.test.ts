@@ -1,5 +1,6 @@
 import { delay, HttpResponse } from 'msw';
 import { describe, expect, test, vi } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import {
   CrmAbortError,
   CrmApiError,
@@ -25,8 +26,9 @@ import {
   isCrmValidationError,
 } from '../../src/index';
 import { capture, makeClient, ok } from '../support/capture';
+import { mswPath, pathOf } from '../support/endpoint-paths';
 
-const OPP_PATH = '/integrations/v1/opportunities/opp_1';
+const OPP_PATH = pathOf(endpoints.getOpportunity, { id: 'opp_1' });
 const OPPORTUNITY = { id: 'opp_1', name: 'Renewal 2027', accountId: 'acc_1' };
 
 /** A client that never retries, so one handler answer is one outcome. */
@@ -113,7 +115,7 @@ describe('HTTP error statuses', () => {
   });
 
   test('an error from a POST names the failing call in its message', async () => {
-    capture('post', '/integrations/v1/contacts', HttpResponse.json({ message: 'Email taken' }, { status: 409 }));
+    capture('post', mswPath(endpoints.createContact), HttpResponse.json({ message: 'Email taken' }, { status: 409 }));
 
     const error = await failure(client().contacts.create({ email: 'ada@example.com' }), CrmConflictError);
 
@@ -257,7 +259,7 @@ describe('success: false envelopes', () => {
   });
 
   test('a success: false without a message still says success: false', async () => {
-    capture('post', '/integrations/v1/accounts', HttpResponse.json({ success: false, data: null }));
+    capture('post', mswPath(endpoints.createAccount), HttpResponse.json({ success: false, data: null }));
 
     const error = await failure(client().accounts.create({ name: 'Acme' }), CrmApiError);
 
@@ -292,7 +294,7 @@ describe('responses that do not match the API', () => {
   });
 
   test('a response without the required id throws CrmResponseValidationError', async () => {
-    capture('post', '/integrations/v1/accounts', ok({ name: 'Acme' }));
+    capture('post', mswPath(endpoints.createAccount), ok({ name: 'Acme' }));
 
     const error = await failure(client().accounts.create({ name: 'Acme' }), CrmResponseValidationError);
 
@@ -300,7 +302,7 @@ describe('responses that do not match the API', () => {
   });
 
   test('a list whose data is not an array throws CrmResponseValidationError', async () => {
-    capture('get', '/integrations/v1/contacts', ok({ id: 'con_1' }, { pagination: { page: 1, pages: 1 } }));
+    capture('get', mswPath(endpoints.listContacts), ok({ id: 'con_1' }, { pagination: { page: 1, pages: 1 } }));
 
     const error = await failure(client().contacts.list(), CrmResponseValidationError);
 
@@ -363,7 +365,7 @@ describe('responses the SDK must tolerate', () => {
   test('accepts an activity type the spec does not list, such as sms', async () => {
     capture(
       'post',
-      '/integrations/v1/activities',
+      mswPath(endpoints.createActivity),
       ok({ id: 'act_1', type: 'sms', relatedToType: 'lead', relatedToId: 'opp_1', subject: 'Texted' }),
     );
 
@@ -376,7 +378,7 @@ describe('responses the SDK must tolerate', () => {
   test('accepts unknown enum values in a listed page', async () => {
     capture(
       'get',
-      '/integrations/v1/activities',
+      mswPath(endpoints.listActivities),
       ok([{ id: 'act_1', type: 'video_call', ownerName: null }], {
         pagination: { page: 1, limit: 20, total: 1, pages: 1 },
       }),
@@ -388,8 +390,8 @@ describe('responses the SDK must tolerate', () => {
   });
 
   test('accepts an account status and a contact status the spec does not list', async () => {
-    capture('post', '/integrations/v1/accounts', ok({ id: 'acc_1', status: 'archived', owner_name: null }));
-    capture('post', '/integrations/v1/contacts', ok({ id: 'con_1', status: 'bounced' }));
+    capture('post', mswPath(endpoints.createAccount), ok({ id: 'acc_1', status: 'archived', owner_name: null }));
+    capture('post', mswPath(endpoints.createContact), ok({ id: 'con_1', status: 'bounced' }));
     const crm = client();
 
     await expect(crm.accounts.create({ name: 'Acme' })).resolves.toEqual({

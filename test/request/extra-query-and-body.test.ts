@@ -1,12 +1,14 @@
 import { describe, expect, test } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import { CrmValidationError } from '../../src/index';
 import { capture, captureAll, makeClient, ok, rejection, TENANT } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 
 const CONTACT = { id: 'con_1', email: 'a@x.io' };
 
 describe('extraQuery and extraBody send what the SDK does not describe yet', () => {
   test('extraQuery adds parameters after the checked ones, and its value wins over one the call also sends', async () => {
-    const seen = capture('get', '/integrations/v1/contacts', ok([CONTACT], { pagination: { page: 1, pages: 1 } }));
+    const seen = capture('get', mswPath(endpoints.listContacts), ok([CONTACT], { pagination: { page: 1, pages: 1 } }));
 
     await makeClient().contacts.list(
       { status: 'active', limit: 50 },
@@ -19,7 +21,7 @@ describe('extraQuery and extraBody send what the SDK does not describe yet', () 
   });
 
   test('extraQuery goes with every page a loop asks for', async () => {
-    const seen = capture('get', '/integrations/v1/contacts', (request) => {
+    const seen = capture('get', mswPath(endpoints.listContacts), (request) => {
       const page = Number(new URL(request.url).searchParams.get('page') ?? '1');
       return ok([{ id: `con_${page}` }], { pagination: { page, pages: 2, limit: 1 } });
     });
@@ -34,7 +36,7 @@ describe('extraQuery and extraBody send what the SDK does not describe yet', () 
   });
 
   test('extraBody is merged into the JSON body after the tenant and the checked fields', async () => {
-    const seen = capture('post', '/integrations/v1/contacts', ok(CONTACT));
+    const seen = capture('post', mswPath(endpoints.createContact), ok(CONTACT));
 
     await makeClient().contacts.create(
       { email: 'a@x.io', status: 'active' },
@@ -45,7 +47,7 @@ describe('extraQuery and extraBody send what the SDK does not describe yet', () 
   });
 
   test('extraBody gives a call without a body of its own a JSON body', async () => {
-    const seen = capture('post', '/integrations/api-key/generate', ok({ apiKey: 'new' }));
+    const seen = capture('post', mswPath(endpoints.generateApiKey), ok({ apiKey: 'new' }));
 
     await makeClient().apiKey.generate({ extraBody: { label: 'ci' } });
 

@@ -1,5 +1,6 @@
 import { delay, HttpResponse } from 'msw';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import {
   CrmApiError,
   CrmAuthenticationError,
@@ -14,6 +15,7 @@ import {
   CrmUnprocessableEntityError,
 } from '../../src/index';
 import { type Captured, capture, makeClient, ok } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 
 /*
  * Backoff delays are real ky delays (hundreds of milliseconds), so every test here runs on fake
@@ -344,8 +346,8 @@ describe('POST', () => {
   });
 
   test('does not repeat an activity or contact creation that failed with 502', async () => {
-    const activities = capture('post', '/integrations/v1/activities', fault(502));
-    const contacts = capture('post', '/integrations/v1/contacts', fault(502));
+    const activities = capture('post', mswPath(endpoints.createActivity), fault(502));
+    const contacts = capture('post', mswPath(endpoints.createContact), fault(502));
     const crm = makeClient();
 
     await fails(crm.activities.create({ opportunityId: 'opp_1', type: 'call', subject: 'Kick-off' }));
@@ -356,7 +358,7 @@ describe('POST', () => {
   });
 
   test('does not repeat an API key generation that failed with 500', async () => {
-    const seen = capture('post', '/integrations/api-key/generate', fault(500));
+    const seen = capture('post', mswPath(endpoints.generateApiKey), fault(500));
 
     const error = await fails(makeClient().apiKey.generate());
 

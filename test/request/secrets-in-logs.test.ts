@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { delay, HttpResponse } from 'msw';
 import { describe, expect, test, vi } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import {
   CrmApiError,
   type CrmClient,
@@ -13,6 +14,7 @@ import {
   CrmTimeoutError,
 } from '../../src/index';
 import { ADMIN_TOKEN, API_KEY, capture, makeClient, ok, TENANT } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 
 const OPP_PATH = '/integrations/v1/opportunities/opp_1';
 const OPP_URL = `${OPP_PATH}?tenantId=${TENANT}`;
@@ -85,7 +87,7 @@ describe('the logger option gets one line per attempt, with the facts and masked
   });
 
   test('an admin call logs the authorization header masked', async () => {
-    capture('get', '/integrations/api-key', ok({ active: true }));
+    capture('get', mswPath(endpoints.apiKeyStatus), ok({ active: true }));
     const { logger, logged } = recorder();
 
     await makeClient({ logger }).apiKey.status();
@@ -102,7 +104,7 @@ describe('the logger option gets one line per attempt, with the facts and masked
   test('a 4xx whose body and headers echo the credentials logs one line and leaks them nowhere', async () => {
     capture(
       'post',
-      '/integrations/v1/accounts',
+      mswPath(endpoints.createAccount),
       HttpResponse.json(echoBody(), { status: 400, headers: echoHeaders() }),
     );
     const { logger, logged } = recorder();

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { delay, HttpResponse, http } from 'msw';
 import { describe, expect, test, vi } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import {
   CrmApiError,
   CrmAuthenticationError,
@@ -13,9 +14,10 @@ import {
   CrmTimeoutError,
 } from '../../src/index';
 import { ADMIN_TOKEN, API_KEY, BASE_URL, capture, makeClient, ok, TENANT } from '../support/capture';
+import { mswPath, pathOf } from '../support/endpoint-paths';
 import { server } from '../support/msw-server';
 
-const OPP_PATH = '/integrations/v1/opportunities/opp_1';
+const OPP_PATH = pathOf(endpoints.getOpportunity, { id: 'opp_1' });
 const SECRETS = [API_KEY, ADMIN_TOKEN] as const;
 
 /** A client that never retries, so one handler answer is one outcome. */
@@ -91,7 +93,11 @@ describe('errors never reveal the API key or the admin token', () => {
   });
 
   test('a success: false envelope that echoes the key', async () => {
-    capture('post', '/integrations/v1/accounts', HttpResponse.json({ success: false, message: `bad key ${API_KEY}` }));
+    capture(
+      'post',
+      mswPath(endpoints.createAccount),
+      HttpResponse.json({ success: false, message: `bad key ${API_KEY}` }),
+    );
 
     const error = await failure(client().accounts.create({ name: 'Acme' }), CrmApiError);
 
@@ -129,7 +135,7 @@ describe('errors never reveal the API key or the admin token', () => {
   });
 
   test('a 403 on a key-management call whose body echoes the admin token', async () => {
-    const seen = capture('get', '/integrations/api-key', () =>
+    const seen = capture('get', mswPath(endpoints.apiKeyStatus), () =>
       HttpResponse.json({ error: { message: `Token ${ADMIN_TOKEN} is not an administrator` } }, { status: 403 }),
     );
 
@@ -145,7 +151,7 @@ describe('errors never reveal the API key or the admin token', () => {
   test('a 401 on the key generation', async () => {
     capture(
       'post',
-      '/integrations/api-key/generate',
+      mswPath(endpoints.generateApiKey),
       HttpResponse.json({ error: `Bearer ${ADMIN_TOKEN} expired` }, { status: 401 }),
     );
 
@@ -164,7 +170,7 @@ describe('errors never reveal the API key or the admin token', () => {
   });
 
   test('a connection error on a key-management call', async () => {
-    capture('post', '/integrations/api-key/generate', HttpResponse.error());
+    capture('post', mswPath(endpoints.generateApiKey), HttpResponse.error());
 
     const error = await failure(client().apiKey.generate(), CrmConnectionError);
 
@@ -310,7 +316,7 @@ describe('apiKey.generate()', () => {
   test('returns the new key to the caller, having sent only the admin token', async () => {
     const seen = capture(
       'post',
-      '/integrations/api-key/generate',
+      mswPath(endpoints.generateApiKey),
       ok({ apiKey: NEW_KEY, createdAt: '2026-03-02T12:00:00Z', rotated: true }),
     );
 
@@ -325,7 +331,7 @@ describe('apiKey.generate()', () => {
   test('the raw response of generate() is available too', async () => {
     capture(
       'post',
-      '/integrations/api-key/generate',
+      mswPath(endpoints.generateApiKey),
       ok({ apiKey: NEW_KEY }, {}, { headers: { 'x-request-id': 'g1' } }),
     );
 
@@ -336,7 +342,7 @@ describe('apiKey.generate()', () => {
   });
 
   test('the new key is kept nowhere in the client: later calls still send the configured key', async () => {
-    capture('post', '/integrations/api-key/generate', ok({ apiKey: NEW_KEY }));
+    capture('post', mswPath(endpoints.generateApiKey), ok({ apiKey: NEW_KEY }));
     const seen = capture('get', OPP_PATH, ok({ id: 'opp_1' }));
     const crm = makeClient();
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
+import { endpoints } from '../../src/endpoints';
 import {
   type AccountCreateInput,
   type AccountUpdateInput,
@@ -17,6 +18,7 @@ import {
 import { parseContext } from '../../src/internal/parse-context';
 import { ContactInputSchema } from '../../src/schemas/contact';
 import { BASE_URL, type Captured, capture, captureAll, makeClient, ok } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 
 /** Builds an input the types would refuse, to check that the runtime refuses it too. */
 const invalid = <T>(value: Record<string, unknown>): T => value as T;
@@ -555,7 +557,7 @@ describe('valid values at the boundaries are sent', () => {
   });
 
   it('sends a subject of exactly 255 characters and a description of exactly 2000', async () => {
-    const seen = capture('post', '/integrations/v1/activities', ok({ id: 'act_1' }));
+    const seen = capture('post', mswPath(endpoints.createActivity), ok({ id: 'act_1' }));
     const subject = 's'.repeat(255);
     const description = 'd'.repeat(2000);
     await makeClient().activities.create({ ...activity, subject, description });
@@ -565,14 +567,14 @@ describe('valid values at the boundaries are sent', () => {
   });
 
   it('sends a subject of exactly 1 character', async () => {
-    const seen = capture('post', '/integrations/v1/activities', ok({ id: 'act_1' }));
+    const seen = capture('post', mswPath(endpoints.createActivity), ok({ id: 'act_1' }));
     await makeClient().activities.create({ ...activity, subject: 'x' });
 
     expect(seen[0]?.body).toMatchObject({ subject: 'x' });
   });
 
   it('sends limit 200 and limit 1 with page 1', async () => {
-    const seen = capture('get', '/integrations/v1/activities', ok([], { pagination: { page: 1, pages: 1 } }));
+    const seen = capture('get', mswPath(endpoints.listActivities), ok([], { pagination: { page: 1, pages: 1 } }));
     const crm = makeClient();
     await crm.activities.list({ opportunityId: 'opp_1', limit: 200 });
     await crm.activities.list({ opportunityId: 'opp_1', limit: 1, page: 1 });
@@ -582,7 +584,7 @@ describe('valid values at the boundaries are sent', () => {
   });
 
   it('sends contacts.list with limit 200 and limit 1', async () => {
-    const seen = capture('get', '/integrations/v1/contacts', ok([], { pagination: { page: 1, pages: 1 } }));
+    const seen = capture('get', mswPath(endpoints.listContacts), ok([], { pagination: { page: 1, pages: 1 } }));
     const crm = makeClient();
     await crm.contacts.list({ limit: 200 });
     await crm.contacts.list({ limit: 1 });
@@ -591,7 +593,7 @@ describe('valid values at the boundaries are sent', () => {
   });
 
   it('accepts a Date, an ISO date-time with Z and one with an offset', async () => {
-    const seen = capture('post', '/integrations/v1/opportunities', ok({ id: 'opp_1' }));
+    const seen = capture('post', mswPath(endpoints.createOpportunity), ok({ id: 'opp_1' }));
     const crm = makeClient();
     await crm.opportunities.create({ ...opportunity, expectedCloseDate: new Date(Date.UTC(2026, 0, 31, 9)) });
     await crm.opportunities.create({ ...opportunity, expectedCloseDate: '2026-01-31T09:00:00Z' });
@@ -605,7 +607,7 @@ describe('valid values at the boundaries are sent', () => {
   });
 
   it('accepts an id that is neither empty, "." nor "..", such as "..." or ".a"', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'x' }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'x' }));
     const crm = makeClient();
     await crm.opportunities.get('...');
     await crm.opportunities.get('.a');
@@ -617,7 +619,7 @@ describe('valid values at the boundaries are sent', () => {
   });
 
   it('accepts per-call maxRetries 0 and a header value with a tab', async () => {
-    const seen = capture('get', '/integrations/v1/opportunities/:id', ok({ id: 'opp_1' }));
+    const seen = capture('get', mswPath(endpoints.getOpportunity), ok({ id: 'opp_1' }));
     await makeClient().opportunities.get('opp_1', { maxRetries: 0, headers: { 'x-trace': 'a\tb' } });
 
     expect(seen[0]?.headers.get('x-trace')).toBe('a\tb');

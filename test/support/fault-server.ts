@@ -2,7 +2,9 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { http, passthrough } from 'msw';
 import { afterEach, beforeEach, expect } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import { type ClientOptions, CrmClient } from '../../src/index';
+import { pathOf } from './endpoint-paths';
 import { server as msw } from './msw-server';
 
 /*
@@ -16,12 +18,12 @@ export const ADMIN_TOKEN = 'eyJadmin.f4ult.t0ken';
 export const TENANT = 'tenant_faults';
 
 export const OPP_ID = 'opp_1';
-export const OPP_PATH = `/integrations/v1/opportunities/${OPP_ID}`;
-export const OPPS_PATH = '/integrations/v1/opportunities';
-export const ACTIVITIES_PATH = '/integrations/v1/activities';
-export const ACCOUNTS_PATH = '/integrations/v1/accounts';
-export const CONTACTS_PATH = '/integrations/v1/contacts';
-export const API_KEY_GENERATE_PATH = '/integrations/api-key/generate';
+export const OPP_PATH = pathOf(endpoints.getOpportunity, { id: OPP_ID });
+export const OPPS_PATH = pathOf(endpoints.createOpportunity);
+export const ACTIVITIES_PATH = pathOf(endpoints.listActivities);
+export const ACCOUNTS_PATH = pathOf(endpoints.createAccount);
+export const CONTACTS_PATH = pathOf(endpoints.listContacts);
+export const API_KEY_GENERATE_PATH = pathOf(endpoints.generateApiKey);
 export const OPPORTUNITY = { id: OPP_ID, name: 'Renewal 2027', accountId: 'acc_1', amount: 12_000 };
 
 /** MSW (set up for every test file) must let loopback through; its handlers are reset after each test. */

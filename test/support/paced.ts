@@ -1,6 +1,8 @@
 import { delay, HttpResponse, http } from 'msw';
 import { afterEach, beforeAll, beforeEach, vi } from 'vitest';
-import { BASE_URL, ok } from './capture';
+import { endpoints } from '../../src/endpoints';
+import { ok } from './capture';
+import { urlOf } from './endpoint-paths';
 import { server } from './msw-server';
 
 /*
@@ -38,7 +40,7 @@ export interface Seen {
 export function contactsServer(answer: (index: number, key: string | null) => Response, latencyMs = 0): Seen[] {
   const seen: Seen[] = [];
   server.use(
-    http.post(`${BASE_URL}/integrations/v1/contacts`, ({ request }) => {
+    http.post(urlOf(endpoints.createContact), ({ request }) => {
       // Numbered, answered and recorded as it arrives, and answered at once without a latency: no
       // await before, so that the order and the times are the server's, and a refusal is heard at once.
       const key = request.headers.get('x-api-key');

@@ -1,5 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, test } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import {
   type CrmAttemptContext,
   CrmAuthenticationError,
@@ -9,6 +10,7 @@ import {
   type CrmLogger,
 } from '../../src/index';
 import { ADMIN_TOKEN, API_KEY, BASE_URL, capture, makeClient, ok, rejection, TENANT } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 import { fakeOverHttp } from '../support/fake-over-http';
 import { server } from '../support/msw-server';
 import { useOtel } from '../support/otel';
@@ -162,7 +164,7 @@ describe('regressions: what a subscriber and the spans never see', () => {
 
   test('no credential header, in any case, nor one named by redactHeaders in another case, is shown', async () => {
     capture('get', OPP_PATH, ok(OPP));
-    capture('get', '/integrations/api-key', ok({ hasKey: true }));
+    capture('get', mswPath(endpoints.apiKeyStatus), ok({ hasKey: true }));
     const { calls, attempts } = record();
     otel.instrument();
     const crm = makeClient({
@@ -214,7 +216,7 @@ describe('regressions: what a subscriber and the spans never see', () => {
     );
     capture(
       'post',
-      '/integrations/api-key/generate',
+      mswPath(endpoints.generateApiKey),
       () =>
         new HttpResponse(`<html>${ADMIN_TOKEN}</html>`, {
           status: 500,

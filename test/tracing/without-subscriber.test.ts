@@ -1,8 +1,10 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { describe, expect, test, vi } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import { CrmClient } from '../../src/index';
 import { instrumentCrm } from '../../src/otel/index';
 import { API_KEY, BASE_URL, capture, makeClient, ok, TENANT } from '../support/capture';
+import { mswPath } from '../support/endpoint-paths';
 import { record } from '../support/tracing-channels';
 
 const loads = vi.hoisted(() => ({ count: 0 }));
@@ -31,14 +33,14 @@ function spyFetch() {
 /** Calls that take every path of the request path: plain, with extras, an apiKey function, maxConcurrency, a retry, a list, a failure. */
 async function everyPath(fetch: typeof globalThis.fetch) {
   let first = true;
-  capture('get', '/integrations/v1/opportunities/:id', () => {
+  capture('get', mswPath(endpoints.getOpportunity), () => {
     const answer = first
       ? new Response('{"success":false}', { status: 503, headers: { 'retry-after': '0' } })
       : ok(OPP);
     first = false;
     return answer;
   });
-  capture('get', '/integrations/v1/contacts', () => Response.json(PAGE));
+  capture('get', mswPath(endpoints.listContacts), () => Response.json(PAGE));
   const crm = makeClient({ fetch, logger: () => {} });
   await crm.opportunities.get('opp_1', { maxRetries: 1 });
   await crm.opportunities.get('opp_1', { extraQuery: { view: 'full' } });
