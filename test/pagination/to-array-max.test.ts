@@ -72,7 +72,7 @@ describe('toArray({ max }) with prefetch', () => {
   });
 });
 
-describe('regressions', () => {
+describe('toArray({ max }) at and past the end of the list', () => {
   test('max larger than the list, and Infinity, give every record', async () => {
     pagesOf(2);
     expect(await makeClient().contacts.list({ limit: 2 }).toArray({ max: 1000 })).toHaveLength(4);

@@ -88,7 +88,7 @@ describe('an unreadable failure still gives a CrmConnectionError and a log line'
   });
 });
 
-describe('regressions: connection messages from crafted causes', () => {
+describe('connection messages from crafted causes', () => {
   test.each([
     ['the key as hostname', { code: 'ENOTFOUND', hostname: KEY }],
     ['the key as code', { code: `E_${KEY}` }],

@@ -53,7 +53,7 @@ const networkDown = () => {
   });
 };
 
-describe('regressions: crm.request() retries by method', () => {
+describe('crm.request() retries by method', () => {
   const cases: [Method, string, () => Response, number][] = [
     ['POST', '500', status(500), 1],
     ['POST', '503 without Retry-After', status(503), 1],
@@ -123,7 +123,7 @@ describe('regressions: crm.request() retries by method', () => {
   });
 });
 
-describe('regressions: crm.request() data and withResponse()', () => {
+describe('crm.request() data and withResponse()', () => {
   test.each([
     ['null', null],
     ['an array', [1, 2]],
@@ -161,7 +161,7 @@ describe('regressions: crm.request() data and withResponse()', () => {
   });
 });
 
-describe('regressions: extras with apiKey functions, maxConcurrency and the logger', () => {
+describe('extras with apiKey functions, maxConcurrency and the logger', () => {
   test('an apiKey function, maxConcurrency and extras together: each call gets its key, its extras, and the log masks both', async () => {
     const lines: string[] = [];
     const logger: CrmLogger = (line) => {

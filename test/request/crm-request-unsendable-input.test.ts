@@ -123,7 +123,7 @@ describe('crm.request() with a query and an extraQuery that is not a plain objec
   });
 });
 
-describe('regressions: garbage that is refused today', () => {
+describe('garbage that is refused', () => {
   test.each([
     ['null', null],
     ['undefined', undefined],

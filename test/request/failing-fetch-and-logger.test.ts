@@ -91,7 +91,7 @@ const cases: Array<[string, (h: unknown) => unknown]> = [
 describe('custom fetch rejections', () => {
   for (const withLogger of [false, true]) {
     for (const [name, make] of cases) {
-      test(`F ${name}${withLogger ? ' (with a logger)' : ''} -> CrmConnectionError, no key`, async () => {
+      test(`a custom fetch rejecting with ${name}${withLogger ? ' (with a logger)' : ''} gives CrmConnectionError, without the key`, async () => {
         const fetch = (async (_i: unknown, init?: RequestInit) => {
           throw make(init?.headers);
         }) as typeof globalThis.fetch;

@@ -161,7 +161,7 @@ describe('errors never reveal the API key or the admin token', () => {
     expectNoSecretIn(error);
   });
 
-  test('a connection error', async () => {
+  test('a connection error reveals neither', async () => {
     capture('get', OPP_PATH, HttpResponse.error());
 
     const error = await failure(client().opportunities.get('opp_1'), CrmConnectionError);
@@ -196,7 +196,7 @@ describe('errors never reveal the API key or the admin token', () => {
     expectNoSecretIn(error);
   });
 
-  test('a timeout', async () => {
+  test('a timeout reveals neither', async () => {
     capture('get', OPP_PATH, async () => {
       await delay(200);
       return ok({ id: 'opp_1' });

@@ -46,7 +46,7 @@ async function callerWithResponse(crm: Crm) {
 const page = (n: number, pages = 3) =>
   reply.ok([{ id: `con_${n}` }], { extra: { pagination: { page: n, limit: 1, total: pages, pages } } });
 
-describe("caller's frame in paths not yet tested", () => {
+describe("the caller's frame in more call paths", () => {
   test('a success:false envelope with 200', async () => {
     fault().otherwise('GET', OPP_PATH, reply.with(200, { success: false, error: { message: 'nope' } }));
     const error = await rejectionOf(() => callerGetsOpportunity(clientFor(fault())));
@@ -118,7 +118,7 @@ describe("caller's frame in paths not yet tested", () => {
     expect(error.stack).toContain('callerLoopsContacts');
   });
 
-  test('withResponse() of a 404', async () => {
+  test("withResponse() of a 404 rejects with the caller's frame", async () => {
     fault().otherwise('GET', OPP_PATH, reply.jsonError(404, 'gone'));
     const error = await rejectionOf(() => callerWithResponse(clientFor(fault())));
     expect(error).toBeInstanceOf(CrmNotFoundError);

@@ -106,14 +106,14 @@ describe('spellings of tenantId a server may read as tenantId are refused too', 
   // tenantId[]=x and tenantId[0]=x as tenantId. The SDK cannot know the server's parser.
   const spellings = ['TenantId', 'tenantid', 'TENANTID', 'tenantId[]', 'tenantId[0]'];
 
-  test.each(spellings)('extraQuery %s', async (name) => {
+  test.each(spellings)('extraQuery with %s is refused before sending', async (name) => {
     const seen = captureEverything();
     const error = await rejection(makeClient().contacts.list({}, { extraQuery: { [name]: 'other' } }));
     expect(error).toBeInstanceOf(CrmValidationError);
     expect(seen).toEqual([]);
   });
 
-  test.each(spellings)('extraBody %s', async (name) => {
+  test.each(spellings)('extraBody with %s is refused before sending', async (name) => {
     const seen = captureEverything();
     const error = await rejection(
       makeClient().contacts.create({ email: 'a@x.io' }, { extraBody: { [name]: 'other' } }),
@@ -123,7 +123,7 @@ describe('spellings of tenantId a server may read as tenantId are refused too', 
   });
 });
 
-describe('regressions: what is refused today and must stay so', () => {
+describe('what is refused today and must stay so', () => {
   test('a JSON-parsed __proto__ in extraBody neither sets tenantId nor pollutes Object.prototype', async () => {
     const seen = captureEverything();
     const crm = makeClient();

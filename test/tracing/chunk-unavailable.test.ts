@@ -8,7 +8,7 @@ vi.mock('../../src/internal/tracing', () => {
   throw new Error('Failed to fetch dynamically imported module');
 });
 
-describe('regressions: when the tracing chunk cannot be loaded, calls are made all the same, untraced', () => {
+describe('when the tracing chunk cannot be loaded, calls are made all the same, untraced', () => {
   test('a success and a failure, with a subscriber waiting', async () => {
     capture('get', '/integrations/v1/opportunities/opp_1', ok({ id: 'opp_1', name: 'Deal', accountId: 'acc_1' }));
     capture('get', '/integrations/v1/opportunities/missing', () => Response.json({ success: false }, { status: 404 }));

@@ -33,7 +33,7 @@ const contact = (n: number) => [{ id: `c_${n}`, email: `${n}@x.io`, accountId: '
 /** Only the events of the given kinds. */
 const only = (events: string[], ...kinds: string[]) => events.filter((e) => kinds.some((k) => e.startsWith(k)));
 
-describe('regressions: event order and context fields', () => {
+describe('event order and context fields', () => {
   test('a 429 with Retry-After, then a 200: two attempts, the call ends with the second', async () => {
     fault().script(
       'GET',
@@ -313,7 +313,7 @@ describe('regressions: event order and context fields', () => {
   });
 });
 
-describe('mended (the attack found it; each test names the defect it guards against): what the channels miss', () => {
+describe('what the channels miss', () => {
   test.each(['asyncEnd', 'error', 'end'] as const)(
     'a subscriber to %s alone (no start handler) is sent nothing',
     async (event) => {

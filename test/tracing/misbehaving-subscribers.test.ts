@@ -45,7 +45,7 @@ function plant(attempt: CrmAttemptContext): void {
   };
 }
 
-describe('regressions: a subscriber cannot set or replace a credential header', () => {
+describe('a subscriber cannot set or replace a credential header', () => {
   test('on a first attempt, on a retry through ky, with an apiKey function, and on an admin call', async () => {
     const gets = capture('get', OPP_PATH, (_request, index) =>
       index === 0 ? HttpResponse.json({ success: false }, { status: 503, headers: { 'retry-after': '0' } }) : ok(OPP),
@@ -127,7 +127,7 @@ describe('regressions: a subscriber cannot set or replace a credential header', 
   });
 });
 
-describe('mended (the attack found it; each test names the defect it guards against): a subscriber that breaks the call through the headers record', () => {
+describe('a subscriber that breaks the call through the headers record', () => {
   test.each([
     ['null', () => null],
     [
@@ -164,7 +164,7 @@ describe('mended (the attack found it; each test names the defect it guards agai
   });
 });
 
-describe("regressions: a subscriber that throws (Node reports it as the process's uncaughtException)", () => {
+describe("a subscriber that throws (Node reports it as the process's uncaughtException)", () => {
   test.each(['start', 'end', 'asyncStart', 'asyncEnd', 'error'] as const)(
     'one that throws in %s of both channels: the call resolves as usual; Node reports each throw',
     async (event) => {
@@ -183,7 +183,7 @@ describe("regressions: a subscriber that throws (Node reports it as the process'
   );
 });
 
-describe("mended (the attack found it; each test names the defect it guards against): instrumentCrm()'s own handlers throw into the process's uncaughtException", () => {
+describe("instrumentCrm()'s own handlers throw into the process's uncaughtException", () => {
   test('a global propagator whose inject throws', async () => {
     capture('get', OPP_PATH, ok(OPP));
     const throwing: TextMapPropagator = {

@@ -31,7 +31,7 @@ const settle = (promise: Promise<unknown>) =>
 const byStart = (spans: ReadableSpan[]) =>
   [...spans].sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
 
-describe('regressions: every span that starts ends, under its call', () => {
+describe('every span that starts ends, under its call', () => {
   test.each([
     ['a success', () => fault().otherwise('GET', OPP_PATH, reply.ok(OPPORTUNITY)), {}],
     ['a 404', () => fault().otherwise('GET', OPP_PATH, reply.jsonError(404, 'no')), {}],
@@ -113,7 +113,7 @@ describe('regressions: every span that starts ends, under its call', () => {
   });
 });
 
-describe('regressions: attributes, propagation, providers', () => {
+describe('attributes, propagation, providers', () => {
   test('attribute types: numbers for the port, the status and the resend count', async () => {
     fault().script('GET', OPP_PATH, reply.jsonError(503, 'x', { 'retry-after': '0' }), reply.ok(OPPORTUNITY));
     otel.instrument();
@@ -200,7 +200,7 @@ describe('regressions: attributes, propagation, providers', () => {
   });
 });
 
-describe('mended (the attack found it; each test names the defect it guards against): instrumentCrm()', () => {
+describe('instrumentCrm()', () => {
   test("error.type of a refused connection is the network error's code (README), not 'TypeError'", async () => {
     const crm = new CrmClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: API_KEY, tenantId: TENANT });
     otel.instrument();

@@ -7,7 +7,7 @@ import { useOtel } from '../support/otel';
 // No context manager and no propagator registered: OpenTelemetry's no-op ones.
 const otel = useOtel({ contextManager: false, propagator: false });
 
-describe('regressions: instrumentCrm() without a context manager or a propagator', () => {
+describe('instrumentCrm() without a context manager or a propagator', () => {
   test('attempt spans are still children of their call span; nothing is injected; a failure ends both', async () => {
     const { fake, crm } = await fakeOverHttp({ maxRetries: 1 });
     otel.instrument();

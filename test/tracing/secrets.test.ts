@@ -21,7 +21,7 @@ const OPP = { id: 'opp_1', name: 'Deal', accountId: 'acc_1' };
 const OPP_PATH = '/integrations/v1/opportunities/:id';
 const deep = (value: unknown) => inspect(value, { depth: 12, showHidden: true, getters: true });
 
-describe('mended (the attack found it; each test names the defect it guards against): credentials that reach a subscriber', () => {
+describe('credentials that reach a subscriber', () => {
   test("apiKey.generate(): the new key is in the call context's result", async () => {
     const { crm } = await fakeOverHttp();
     const { calls } = record();
@@ -158,7 +158,7 @@ describe('mended (the attack found it; each test names the defect it guards agai
   });
 });
 
-describe('regressions: what a subscriber and the spans never see', () => {
+describe('what a subscriber and the spans never see', () => {
   const secretsOf = (text: string) =>
     [API_KEY, ADMIN_TOKEN, 'c00kie', 'pr0xy', 'cu5tom'].filter((s) => text.includes(s));
 

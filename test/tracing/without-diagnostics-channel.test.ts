@@ -28,7 +28,7 @@ async function works(crm: CrmClient) {
   expect(await rejection(crm.opportunities.get('missing', { maxRetries: 0 }))).toBeInstanceOf(CrmNotFoundError);
 }
 
-describe('regressions: where there is no node:diagnostics_channel, the SDK works and traces nothing', () => {
+describe('where there is no node:diagnostics_channel, the SDK works and traces nothing', () => {
   test.each([
     ['no getBuiltinModule', undefined],
     ['a getBuiltinModule that knows no diagnostics_channel', () => undefined],
@@ -48,7 +48,7 @@ describe('regressions: where there is no node:diagnostics_channel, the SDK works
   });
 });
 
-describe('mended (the attack found it; each test names the defect it guards against): a runtime whose getBuiltinModule throws for diagnostics_channel', () => {
+describe('a runtime whose getBuiltinModule throws for diagnostics_channel', () => {
   test('new CrmClient() and instrumentCrm() should not throw', async () => {
     runtime(() => {
       throw new Error('ERR_UNKNOWN_BUILTIN_MODULE');

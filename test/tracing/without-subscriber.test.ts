@@ -55,7 +55,7 @@ async function everyPath(fetch: typeof globalThis.fetch) {
   await crm.opportunities.get('opp_1', { signal: AbortSignal.abort() }).catch(() => undefined);
 }
 
-describe('regressions: without a subscriber, nothing of the tracing code is loaded or run', () => {
+describe('without a subscriber, nothing of the tracing code is loaded or run', () => {
   test('no call on any path loads the tracing chunk; fetch gets the plain headers record (not the traced Headers)', async () => {
     const { fetch, inits } = spyFetch();
     // Subscribers to other channels, and a TracingChannel of another name, do not count.

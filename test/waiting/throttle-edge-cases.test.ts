@@ -8,7 +8,7 @@ import { contactsServer, created, refused, type Seen, settle, usePacedClock, wit
 /* Adversarial tests of throttle: 'auto' (issue 19), on the fake clock, as in test/waiting/throttle.test.ts. */
 usePacedClock();
 
-describe("throttle: 'auto' — mended (the attack found these; each test names the defect it guards against)", () => {
+describe("throttle: 'auto' under Retry-After, refusals and deadlines", () => {
   test('a retry that waits out a Retry-After longer than `timeout` is placed, as with throttle off', async () => {
     // Retry-After 5 s, per-attempt timeout 2 s. With 'off' ky waits 5 s between attempts, outside the
     // attempt's timeout. With 'auto' the retry waits for its turn inside ky's fetch, so the pause
@@ -98,7 +98,7 @@ describe("throttle: 'auto' — mended (the attack found these; each test names t
   });
 });
 
-describe("throttle: 'auto' — regressions", () => {
+describe("throttle: 'auto' with aborts, deadlines, POSTs and other options", () => {
   test('abort while a retry waits for its turn: CrmAbortError at once, nothing more sent', async () => {
     const seen = contactsServer(() => refused('60'));
     const crm = makeClient({ throttle: 'auto' });
