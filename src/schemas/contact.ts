@@ -5,7 +5,7 @@ import { PageParams } from './pagination';
 
 /**
  * zod's own email pattern (`z.regexes.email`, less two needless escapes) as a regex check, not
- * z.email() (PERFORMANCE.md, "zod features left out"); test/validation.test.ts holds the two together.
+ * z.email() (PERFORMANCE.md, "zod features left out"); test/request/validation.test.ts holds the two together.
  */
 const Email = z.string().check(
   z.regex(/^(?:[A-Za-z0-9_'+-]+\.)*[A-Za-z0-9_'+-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z]{2,}$/, {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { commands, type EndpointName, words } from '../../src/cli/commands';
 import { generateFakeData } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
-import { envFor, runCrm } from './run-crm';
+import { envFor, runCrm } from '../support/run-crm';
 
 /** A fake over real sockets with a few generated records, and the environment crm-fake would print. */
 async function fakeCrm() {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 import { generateFakeData } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
-import { CRM_BIN, envFor, runCrm, runInProcess, terminal, testIo } from './run-crm';
+import { CRM_BIN, envFor, runCrm, runInProcess, terminal, testIo } from '../support/run-crm';
 
 async function fakeCrm(contacts: number) {
   const srv = await startedServer({ seed: generateFakeData({ accounts: 2, contacts }) });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateFakeData } from '../../src/testing/index';
+import { startedServer } from '../support/fake-harness';
 import {
   ADMIN_TOKEN,
   API_KEY,
@@ -13,9 +14,8 @@ import {
   reply,
   TENANT,
   useFaultServer,
-} from '../faults/server';
-import { startedServer } from '../support/fake-harness';
-import { type CrmRun, envFor, runCrm, runInProcess } from './run-crm';
+} from '../support/fault-server';
+import { type CrmRun, envFor, runCrm, runInProcess } from '../support/run-crm';
 
 async function fakeCrm(options: Parameters<typeof startedServer>[0] = {}) {
   const srv = await startedServer({

@@ -5,7 +5,7 @@ import { commands, kebab, words } from '../../src/cli/commands';
 import { connectionOptions, inputOption, listOptions } from '../../src/cli/global-options';
 import { openApiDocument } from '../../src/cli/openapi';
 import { endpoints } from '../../src/endpoints';
-import { runCrm } from './run-crm';
+import { runCrm } from '../support/run-crm';
 
 describe('crm --help', () => {
   it('lists every endpoint as a command, and openapi and mcp', async () => {

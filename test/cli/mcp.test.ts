@@ -2,14 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type FakeCrmServer, generateFakeData, startFakeCrmServer } from '../../src/testing/index';
-import { CRM_BIN, runCrm } from './run-crm';
+import { CRM_BIN, runCrm } from '../support/run-crm';
 
 /*
  * `crm mcp` driven by the MCP SDK's own client over stdio, against the fake CRM over real HTTP.
  */
 
 // The one place that says how `crm mcp` is started: the built bin, on this process's Node.
-// (Without the MCP SDK installed, it says how to install it: test/tarball.test.ts.)
+// (Without the MCP SDK installed, it says how to install it: test/package/tarball.test.ts.)
 const crmMcp = (...flags: string[]) => ({ command: process.execPath, args: [CRM_BIN, 'mcp', ...flags] });
 
 const READ_TOOLS = ['activities_list', 'contacts_list', 'grants_resolve', 'opportunities_get'];

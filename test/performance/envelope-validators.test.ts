@@ -4,7 +4,8 @@ import { describe, expect, test } from 'vitest';
 import * as z from 'zod/mini';
 import { envelopeValidatorsSource, validatorSource } from '../../scripts/envelope-validators';
 import { endpoints } from '../../src/endpoints';
-import { envelopeValidators } from '../../src/internal/validate/envelope-validators.generated';
+import { parseContext } from '../../src/internal/endpoint/parse-context';
+import { envelopeValidators, recordValidators } from '../../src/internal/validate/envelope-validators.generated';
 import { generateFakeData } from '../../src/testing/index';
 
 const rows = Object.entries(endpoints).map(([name, endpoint]) => ({
@@ -193,5 +194,58 @@ describe('one parse, one result: hostile keys', () => {
     const [record] = (parsed?.data as { data: object[] } | undefined)?.data ?? [];
     expect(record && Object.hasOwn(record, '__proto__')).toBe(false);
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+});
+
+describe('generated validators vs zod', () => {
+  const fields = [
+    'id',
+    'name',
+    '__proto__',
+    'constructor',
+    'toString',
+    'email',
+    'amount',
+    'page',
+    'pages',
+    'total',
+    'limit',
+    'data',
+    'success',
+    'pagination',
+    'firstName',
+    'status',
+  ];
+  const leaf = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(''));
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small' },
+      leaf,
+      fc.array(tie('v'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom(...fields), tie('v'), { maxKeys: 5 }),
+    ),
+  })).v;
+  const envelope = fc
+    .record(
+      {
+        success: fc.oneof(fc.constant(true), value),
+        data: fc.oneof(value, fc.array(value, { maxLength: 3 })),
+        pagination: value,
+      },
+      { requiredKeys: ['success'] },
+    )
+    .map((o) => JSON.parse(JSON.stringify(o)));
+
+  test('a generated validator never says valid where zod refuses (every endpoint)', () => {
+    fc.assert(
+      fc.property(envelope, fc.constantFrom(...Object.values(endpoints)), (json, endpoint) => {
+        const gen = envelopeValidators[endpoint.key]?.(json);
+        const zod = endpoint.envelope.safeParse(json, parseContext).success;
+        if (gen) expect(zod, JSON.stringify(json)).toBe(true);
+        const rec = recordValidators[endpoint.key];
+        if (rec?.(json)) expect(endpoint.data.safeParse(json, parseContext).success, JSON.stringify(json)).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

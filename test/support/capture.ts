@@ -1,6 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { CrmClient } from '../../src/index';
-import { server } from './server';
+import { server } from './msw-server';
 
 export const BASE_URL = 'https://crm.test';
 export const API_KEY = 'key_live_5ecret5ecret';

@@ -8,7 +8,7 @@ import {
   type FakeCrmServerOptions,
   startFakeCrmServer,
 } from '../../src/testing/index';
-import { server } from './server';
+import { server } from './msw-server';
 
 /* The fake CRM for a test, through MSW or over real sockets; the servers a test starts are closed after it. */
 

@@ -1,7 +1,9 @@
 import { delay, HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, vi } from 'vitest';
-import { BASE_URL, ok } from './capture';
-import { server } from './server';
+import { endpoints } from '../../src/endpoints';
+import { ok } from './capture';
+import { urlOf } from './endpoint-paths';
+import { server } from './msw-server';
 
 /*
  * throttle: 'auto' on the fake clock: the pacer's waits and pace are timers and performance.now(),
@@ -30,7 +32,7 @@ export interface Seen {
 export function contactsServer(answer: (index: number, key: string | null) => Response, latencyMs = 0): Seen[] {
   const seen: Seen[] = [];
   server.use(
-    http.post(`${BASE_URL}/integrations/v1/contacts`, ({ request }) => {
+    http.post(urlOf(endpoints.createContact), ({ request }) => {
       // Numbered, answered and recorded as it arrives, and answered at once without a latency: no
       // await before, so that the order and the times are the server's, and a refusal is heard at once.
       const key = request.headers.get('x-api-key');

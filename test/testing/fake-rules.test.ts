@@ -6,7 +6,7 @@ import {
   type FakeSeed,
   generateFakeData,
 } from '../../src/testing/index';
-import { server } from '../support/server';
+import { server } from '../support/msw-server';
 
 /*
  * The fake, rule by rule. Most requests are sent raw with `fetch`, so that rules the SDK client

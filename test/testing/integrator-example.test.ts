@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { CrmClient } from '../../src/index';
 import { createFakeCrm } from '../../src/testing/index';
-import { server } from '../support/server';
+import { server } from '../support/msw-server';
 
 /*
  * How an integrator tests their own code with the fake: the function under test, the fake's

@@ -8,7 +8,7 @@ import {
   type FakeCrmOptions,
   startFakeCrmServer,
 } from '../../src/testing/index';
-import { server } from '../support/server';
+import { server } from '../support/msw-server';
 
 /*
  * The fake's rate limit (a token bucket per credential) and latency. The clock is injected (or

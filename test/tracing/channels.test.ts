@@ -1,7 +1,7 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type CrmAttemptContext, type CrmCallContext, CrmNotFoundError } from '../../src/index';
-import { fakeOverHttp } from './harness';
+import { fakeOverHttp } from '../support/fake-over-http';
 
 type Event = [string, string];
 

@@ -10,7 +10,7 @@ import {
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { CrmNotFoundError, CrmTimeoutError } from '../../src/index';
 import { instrumentCrm } from '../../src/otel/index';
-import { fakeOverHttp } from './harness';
+import { fakeOverHttp } from '../support/fake-over-http';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });

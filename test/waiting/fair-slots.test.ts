@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { http, passthrough } from 'msw';
-import { afterEach, beforeAll, beforeEach, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { CrmAbortError, CrmClient } from '../../src/index';
-import { server as msw } from '../support/server';
+import { server as msw } from '../support/msw-server';
 import { OPPORTUNITY_BODY, settledFlags } from '../support/waits';
 
 /*

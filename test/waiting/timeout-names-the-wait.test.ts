@@ -1,6 +1,6 @@
 import { describe, expect, test, vi } from 'vitest';
 import { CrmTimeoutError } from '../../src/index';
-import { clientFor, failure, OPP_ID, OPP_PATH, reply, useFaultServer } from '../faults/server';
+import { clientFor, failure, OPP_ID, OPP_PATH, reply, useFaultServer } from '../support/fault-server';
 
 /*
  * A call whose totalTimeout passes before it is sent says what it was waiting for: a slot, its

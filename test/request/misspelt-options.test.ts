@@ -1,0 +1,41 @@
+import { describe, expect, test } from 'vitest';
+import { CrmValidationError } from '../../src/index';
+import { captureAll, makeClient } from '../support/capture';
+
+describe('misspelt options', () => {
+  test('a misspelt per-call option is refused before anything is sent, naming it', async () => {
+    const seen = captureAll();
+
+    const error = await makeClient()
+      .opportunities.get('opp_1', { maxRetry: 0 } as never)
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(CrmValidationError);
+    expect((error as CrmValidationError).issues.map((i) => i.field)).toEqual(['maxRetry']);
+    expect(seen).toEqual([]);
+  });
+
+  test('prefetch is accepted by list() and refused out of range', async () => {
+    const seen = captureAll();
+
+    const error = await makeClient()
+      .contacts.list({}, { prefetch: 99 })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(CrmValidationError);
+    expect((error as CrmValidationError).issues.map((i) => i.field)).toEqual(['prefetch']);
+    expect(seen).toEqual([]);
+  });
+
+  test('prefetch, a list option, is refused by a single-record method', async () => {
+    const seen = captureAll();
+
+    const error = await makeClient()
+      .opportunities.get('opp_1', { prefetch: 2 } as never)
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(CrmValidationError);
+    expect((error as CrmValidationError).issues.map((i) => i.field)).toEqual(['prefetch']);
+    expect(seen).toEqual([]);
+  });
+});
