@@ -5,7 +5,7 @@ import ky, { isNetworkError } from 'ky';
  * `fetch`. Only its documented options: no retries of its own, no timeout, no statuses thrown, so
  * that the loop, the attempt's timer and the retry decision stay the SDK's (src/internal/README.md).
  * Loaded on demand, at a call's first retry: ky builds a `Request` when it is imported, which
- * loads Node's fetch machinery (PERFORMANCE.md, "ky, on demand").
+ * loads Node's fetch machinery (PERFORMANCE.md, "One bundle, ky on demand").
  */
 const client = ky.create({ retry: 0, timeout: false, throwHttpErrors: false });
 

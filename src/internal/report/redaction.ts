@@ -1,6 +1,6 @@
 /*
  * Masking of credentials in what the SDK shows: error messages, causes, log lines, and (in the
- * `crm mcp` tools) every answer. Part of the reporting chunk, loaded on demand.
+ * `crm mcp` tools) every answer.
  */
 
 /** What a masked value reads. */

@@ -53,12 +53,7 @@ const WAITING_FOR: Record<Waited, string> = {
   retry: 'waiting to retry',
 };
 
-/**
- * What reports a call to people, its errors and its log lines. Loaded on demand, when a client
- * is made (PERFORMANCE.md, "Chunks loaded on demand"): a call that succeeds and is not logged
- * never needs it. If it cannot be loaded, the transport reports failures without any of the
- * server's text, which it could not mask.
- */
+/** What reports a call to people, its errors and its log lines: one per transport. */
 export function createReporter(options: TransportOptions): Reporter {
   // One masking function per set of secrets and headers: a scope's calls with the same headers share it.
   const redacts = new WeakMap<readonly string[], WeakMap<object, Redact>>();

@@ -79,7 +79,7 @@ export class Transport {
     return await trace(channels, request, state, run, this.options.secretHeaders, masking);
   }
 
-  /** The call, from its extras to its data: one async frame (PERFORMANCE.md, "One async frame per call"). */
+  /** The call, from its extras to its data: one loop, in one async frame (PERFORMANCE.md, "Few async frames per call"). */
   async #run(request: PreparedRequest, state: CallState, traced: CallTrace | undefined): Promise<unknown> {
     try {
       const { settings } = request;
