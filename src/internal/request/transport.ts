@@ -105,7 +105,7 @@ export class Transport {
           if (waits) this.#slots?.release();
         }
         if ('response' in outcome && outcome.response.ok) return this.#unwrap(request, state, outcome);
-        const decision = decide(attempted(request.init.method, outcome), {
+        const decision = decide(attempted(request.init.method, outcome, target.init.method !== request.init.method), {
           retries,
           refusals,
           maxRetries: settings.maxRetries,
@@ -214,15 +214,21 @@ export class Transport {
 }
 
 /** An attempt's outcome as the retry decision reads it. */
-function attempted(method: string, outcome: Outcome): Attempted {
+function attempted(method: string, outcome: Outcome, redirectedAsGet: boolean): Attempted {
   if (!('response' in outcome)) {
     const { error, timedOut } = outcome;
     // fetch rejects with a TypeError for any network error (the Fetch standard); anything else is not one.
     const failed = timedOut ? 'timeout' : error instanceof TypeError ? 'network' : 'other';
-    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined };
+    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined, redirectedAsGet };
   }
   const { status, headers } = outcome.response;
-  return { method, status, retryAfter: headers.has('retry-after'), retryAfterMs: retryAfterMsOf(headers) };
+  return {
+    method,
+    status,
+    retryAfter: headers.has('retry-after'),
+    retryAfterMs: retryAfterMsOf(headers),
+    redirectedAsGet,
+  };
 }
 
 /** Why the call failed, from its last attempt's outcome. */
