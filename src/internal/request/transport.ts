@@ -153,21 +153,26 @@ export class Transport {
   /** The call with the key its `apiKey` function returned; look-ups are bounded by `maxConcurrency` too. */
   async #withKey(request: PreparedRequest, state: CallState): Promise<PreparedRequest> {
     const { settings, deadline, keyFrom, tenantId } = request;
-    await this.#lookups?.acquire(settings.signal, deadline);
-    let key: unknown;
+    const lookups = this.#lookups;
+    await lookups?.acquire(settings.signal, deadline);
+    // The place is given back once the function has answered, not when the call stops waiting for
+    // it: the function cannot be stopped, and a call that gave up must not let another look-up start.
+    const answered = lookups ? () => lookups.release() : undefined;
     try {
       // Checked after an await, so that its error leads to the caller (README.md, "Stacks").
       settings.signal?.throwIfAborted();
-      key = await lookUpKey(
-        keyFrom as NonNullable<typeof keyFrom>,
-        tenantId as string,
-        settings.signal,
-        deadline,
-        this.#keyWaits,
-      );
-    } finally {
-      this.#lookups?.release();
+    } catch (error) {
+      answered?.();
+      throw error;
     }
+    const key = await lookUpKey(
+      keyFrom as NonNullable<typeof keyFrom>,
+      tenantId as string,
+      settings.signal,
+      deadline,
+      this.#keyWaits,
+      answered,
+    );
     const keyed = withKey(request, key);
     state.secrets = [...state.secrets, keyed.key];
     return keyed.request;
