@@ -55,14 +55,15 @@ export async function attempt(
   let status = 0;
   let failure: unknown;
   try {
-    const init: RequestInit = { ...target.init, signal: signal ? AbortSignal.any([signal, timer]) : timer };
+    const stop = signal ? AbortSignal.any([signal, timer]) : timer;
+    const init: RequestInit = { ...target.init, signal: stop };
     // Looked up at call time, so that a fetch patched later (MSW, instrumentation) is the one used.
     const fetch = options.fetch ?? globalThis.fetch;
     const send = async (href: string, init: RequestInit): Promise<Received> => {
-      const response = await exchange(fetch, href, init);
+      const response = await until(exchange(fetch, href, init), stop);
       status = response.status;
       if (paced) paced.pacer.learned(paced.ticket, status, response.headers, settings.maxRetryAfter);
-      return { response, text: await readBodyText(response, options.maxResponseBytes) };
+      return { response, text: await until(readBodyText(response, options.maxResponseBytes), stop) };
     };
     return await (trace ? trace.attempt(target.href, init, send) : send(target.href, init));
   } catch (error) {
@@ -74,4 +75,30 @@ export async function attempt(
     const { logger } = options;
     if (logger) reporter.log(logger, request, state, target, status, failure, performance.now() - started);
   }
+}
+
+/**
+ * `promise`, or the signal's reason once it aborts: a custom fetch (or a body) that does not listen
+ * to its signal still ends with the attempt's timeout or the caller's abort, and gives its slot back.
+ * What it settles with later is dropped, a rejection included.
+ */
+function until<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
 }
