@@ -120,3 +120,20 @@ describe('the retry decision', () => {
     expect(decide(answer('GET', 429), hopeless, half)).toEqual({ retry: false });
   });
 });
+
+describe('a create redirected to a GET', () => {
+  it('is not repeated when the GET is refused: the redirect says the create was acted on', () => {
+    const refusedGet = { ...answer('POST', 429, 0), redirectedAsGet: true };
+    expect(decide(refusedGet, fresh, half)).toEqual({ retry: false });
+    expect(decide({ ...answer('POST', 503, 0), redirectedAsGet: true }, fresh, half)).toEqual({ retry: false });
+    expect(decide(refusedGet, { ...fresh, paced: { hopeless: false } }, half)).toEqual({ retry: false });
+  });
+
+  it('a GET or PUT redirected is retried as before', () => {
+    expect(decide({ ...answer('PUT', 500), redirectedAsGet: true }, fresh, half)).toEqual({
+      retry: true,
+      waitMs: 225,
+      refusal: false,
+    });
+  });
+});

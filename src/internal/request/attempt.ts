@@ -55,22 +55,26 @@ export async function attempt(
   let status = 0;
   let failure: unknown;
   try {
-    const init: RequestInit = { ...target.init, signal: signal ? AbortSignal.any([signal, timer]) : timer };
+    const stop = signal ? AbortSignal.any([signal, timer]) : timer;
+    const init: RequestInit = { ...target.init, signal: stop };
     // Looked up at call time, so that a fetch patched later (MSW, instrumentation) is the one used.
     const fetch = options.fetch ?? globalThis.fetch;
+    // A fetch of the caller's may not listen to its signal: its answer and its body are raced
+    // against it, so that the timeout and the caller's abort still end the attempt and free its slot.
+    const bounded = options.fetch === undefined ? asItIs : <T>(promise: Promise<T>) => until(promise, stop);
     const heard = (response: Response): Promise<string> => {
       status = response.status;
       if (paced) paced.pacer.learned(paced.ticket, status, response.headers, settings.maxRetryAfter);
-      return readBodyText(response, options.maxResponseBytes);
+      return bounded(readBodyText(response, options.maxResponseBytes));
     };
     if (trace) {
       return await trace.attempt(target.href, init, async (href, init) => {
-        const response = await exchange(fetch, href, init);
+        const response = await bounded(exchange(fetch, href, init));
         return { response, text: await heard(response) };
       });
     }
     // Untraced, in this frame: an async function less per call (PERFORMANCE.md, "Few async frames per call").
-    const response = await exchange(fetch, target.href, init);
+    const response = await bounded(exchange(fetch, target.href, init));
     return { response, text: await heard(response) };
   } catch (error) {
     failure = error;
@@ -81,4 +85,32 @@ export async function attempt(
     const { logger } = options;
     if (logger) reporter.log(logger, request, state, target, status, failure, performance.now() - started);
   }
+}
+
+/** The global fetch (undici, MSW, a browser's) ends its promise and its body when its signal aborts. */
+const asItIs = <T>(promise: Promise<T>): Promise<T> => promise;
+
+/**
+ * `promise`, or the signal's reason once it aborts; what it settles with later is dropped, a
+ * rejection included.
+ */
+function until<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
 }

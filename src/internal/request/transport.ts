@@ -105,7 +105,7 @@ export class Transport {
           if (waits) this.#slots?.release();
         }
         if ('response' in outcome && outcome.response.ok) return this.#unwrap(request, state, outcome);
-        const decision = decide(attempted(request.init.method, outcome), {
+        const decision = decide(attempted(request.init.method, outcome, target.init.method !== request.init.method), {
           retries,
           refusals,
           maxRetries: settings.maxRetries,
@@ -153,21 +153,26 @@ export class Transport {
   /** The call with the key its `apiKey` function returned; look-ups are bounded by `maxConcurrency` too. */
   async #withKey(request: PreparedRequest, state: CallState): Promise<PreparedRequest> {
     const { settings, deadline, keyFrom, tenantId } = request;
-    await this.#lookups?.acquire(settings.signal, deadline);
-    let key: unknown;
+    const lookups = this.#lookups;
+    await lookups?.acquire(settings.signal, deadline);
+    // The place is given back once the function has answered, not when the call stops waiting for
+    // it: the function cannot be stopped, and a call that gave up must not let another look-up start.
+    const answered = lookups ? () => lookups.release() : undefined;
     try {
       // Checked after an await, so that its error leads to the caller (README.md, "Stacks").
       settings.signal?.throwIfAborted();
-      key = await lookUpKey(
-        keyFrom as NonNullable<typeof keyFrom>,
-        tenantId as string,
-        settings.signal,
-        deadline,
-        this.#keyWaits,
-      );
-    } finally {
-      this.#lookups?.release();
+    } catch (error) {
+      answered?.();
+      throw error;
     }
+    const key = await lookUpKey(
+      keyFrom as NonNullable<typeof keyFrom>,
+      tenantId as string,
+      settings.signal,
+      deadline,
+      this.#keyWaits,
+      answered,
+    );
     const keyed = withKey(request, key);
     state.secrets = [...state.secrets, keyed.key];
     return keyed.request;
@@ -214,15 +219,21 @@ export class Transport {
 }
 
 /** An attempt's outcome as the retry decision reads it. */
-function attempted(method: string, outcome: Outcome): Attempted {
+function attempted(method: string, outcome: Outcome, redirectedAsGet: boolean): Attempted {
   if (!('response' in outcome)) {
     const { error, timedOut } = outcome;
     // fetch rejects with a TypeError for any network error (the Fetch standard); anything else is not one.
     const failed = timedOut ? 'timeout' : error instanceof TypeError ? 'network' : 'other';
-    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined };
+    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined, redirectedAsGet };
   }
   const { status, headers } = outcome.response;
-  return { method, status, retryAfter: headers.has('retry-after'), retryAfterMs: retryAfterMsOf(headers) };
+  return {
+    method,
+    status,
+    retryAfter: headers.has('retry-after'),
+    retryAfterMs: retryAfterMsOf(headers),
+    redirectedAsGet,
+  };
 }
 
 /** Why the call failed, from its last attempt's outcome. */

@@ -18,6 +18,11 @@ export interface Attempted {
   /** Whether the answer had a `Retry-After` header, and its wait in ms from now when it could be read. */
   readonly retryAfter: boolean;
   readonly retryAfterMs: number | undefined;
+  /**
+   * The answer is to a GET that a redirect made of the request (a 303, or a 301 or 302 to a
+   * POST): the server acted on the request itself, whatever the GET came to.
+   */
+  readonly redirectedAsGet?: boolean | undefined;
 }
 
 /** The call so far. */
@@ -59,8 +64,9 @@ export function decide(attempted: Attempted, tries: Tries, random: () => number 
   const pacedRefusal = refusal && tries.paced !== undefined && !tries.paced.hopeless;
   if (tries.retries >= tries.maxRetries + (tries.paced ? PACED_REFUSALS : 0)) return STOP;
   if (!pacedRefusal && tries.retries - tries.refusals >= tries.maxRetries) return STOP;
-  // A POST or PATCH is repeated only when the server proves it did not act.
-  if ((method === 'POST' || method === 'PATCH') && !refusal) return STOP;
+  // A POST or PATCH is repeated only when the server proves it did not act: a refusal of the GET
+  // a redirect made of it proves nothing of the request, which the redirect says was acted on.
+  if ((method === 'POST' || method === 'PATCH') && (!refusal || attempted.redirectedAsGet)) return STOP;
   if (status !== undefined && !RETRIED_STATUSES.has(status)) return STOP;
   const hint = status === 429 || status === 503 ? retryAfterMs : undefined;
   // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
