@@ -37,14 +37,4 @@ export class Limiter {
     if (next) next.done();
     else this.#free += 1;
   }
-
-  /** Runs `task` holding a place. */
-  async run<T>(task: () => Promise<T>, signal: AbortSignal | undefined, deadline: number | undefined): Promise<T> {
-    await this.acquire(signal, deadline);
-    try {
-      return await task();
-    } finally {
-      this.release();
-    }
-  }
 }
