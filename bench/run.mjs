@@ -8,7 +8,7 @@
 // BENCH_ABORT_CALLS calls queued on one signal, 100,000 by default, one run each) run alone with
 // BENCH_ONLY=abort, leaving bench/RESULTS.md as it is too.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { context, propagation } from '@opentelemetry/api';
@@ -20,6 +20,7 @@ import createOpenApiClient from 'openapi-fetch';
 import { CrmClient } from '../dist/index.js';
 import { instrumentCrm } from '../dist/otel.js';
 import { ABORT_CALLS, runAbort } from './abort.mjs';
+import { withBefore } from './before.mjs';
 import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 import { runW5 } from './w5.mjs';
@@ -346,7 +347,9 @@ function writeResults() {
     ),
     '',
   ];
-  writeFileSync(new URL('./RESULTS.md', import.meta.url), lines.join('\n'));
+  // Each row beside its figure in the results this run replaces (bench/before.mjs).
+  const file = new URL('./RESULTS.md', import.meta.url);
+  writeFileSync(file, withBefore(lines.join('\n'), existsSync(file) ? readFileSync(file, 'utf8') : ''));
   say('\nwrote bench/RESULTS.md');
 }
 
