@@ -45,6 +45,10 @@ export type Failure =
       readonly issues?: readonly CrmValidationIssue[];
     };
 
+/** A refusal: the server says it did not act, and when to come back (429, or 503 with `Retry-After`). */
+export const isRefusal = (status: number | undefined, hasRetryAfter: boolean): boolean =>
+  status === 429 || (status === 503 && hasRetryAfter);
+
 /**
  * The one error the steps below the transport throw for a failed call. The transport alone makes
  * `CrmError`s out of it, in the call's own async frame, so that every error's stack runs on to the

@@ -8,6 +8,7 @@ import type { CallSettings } from './settings';
  * never changed: the extras of a call and a key its `apiKey` function returned make a new one.
  */
 export interface PreparedRequest {
+  /** Its row: where the tenant goes (`tenantIn`), which credential it carries (`auth`). */
   readonly endpoint: Endpoint;
   readonly href: string;
   readonly init: {
@@ -18,14 +19,10 @@ export interface PreparedRequest {
   };
   /** `GET /integrations/v1/contacts`, for messages. */
   readonly where: string;
-  /** Where `tenantId` was put: the query, the body, or nowhere. */
-  readonly tenantIn: Endpoint['tenantIn'];
   readonly tenantId: string | undefined;
   readonly settings: CallSettings;
   /** When `totalTimeout` runs out (epoch ms). */
   readonly deadline: number | undefined;
-  /** Which credential the call carries: the tenant's API key, or the administrator's token. */
-  readonly credential: Endpoint['auth'];
   /** The `apiKey` function that looks this call's key up; the headers have no `x-api-key` until then. */
   readonly keyFrom: ApiKeyProvider | undefined;
 }
@@ -50,4 +47,4 @@ export const credentialOf = ({ init }: PreparedRequest): string =>
   init.headers['x-api-key'] ?? init.headers.authorization ?? '';
 
 /** Key management: the spec does not show its bodies, so errors keep none of a body's text. */
-export const keepsNoBody = (request: PreparedRequest): boolean => request.credential === 'admin';
+export const keepsNoBody = (request: PreparedRequest): boolean => request.endpoint.auth === 'admin';

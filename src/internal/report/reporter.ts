@@ -45,12 +45,12 @@ interface Call {
   readonly state: CallState;
 }
 
-/** What a timeout says a call was waiting for. */
+/** What a timeout says a call was waiting for; a retry's wait goes unsaid, as an attempt's timeout. */
 const WAITING_FOR: Record<Waited, string> = {
-  slot: 'queued for a maxConcurrency slot',
-  pace: 'queued for its turn at the rate limit',
-  key: 'waiting for the apiKey function',
-  retry: 'waiting to retry',
+  slot: ' (queued for a maxConcurrency slot)',
+  pace: ' (queued for its turn at the rate limit)',
+  key: ' (waiting for the apiKey function)',
+  retry: '',
 };
 
 /** What reports a call to people, its errors and its log lines: one per transport. */
@@ -103,6 +103,7 @@ export function createReporter(options: TransportOptions): Reporter {
       }
       // The path may hold what a caller passed as an id: masked like the rest.
       const where = redactOf(call)(path);
+      const notDone = `Not done within totalTimeout (${settings.totalTimeout} ms), retries included`;
       if (settings.signal?.aborted) {
         const queued = failure?.kind === 'queued' && (failure.waiting === 'slot' || failure.waiting === 'pace');
         return abortErrorOf(settings.signal, where, queued ? ' while queued' : '');
@@ -158,17 +159,15 @@ export function createReporter(options: TransportOptions): Reporter {
         case 'queued':
           // A call whose totalTimeout ran out before an attempt could go (its first, or a retry).
           return new CrmTimeoutError(
-            failure.waiting === 'retry'
-              ? `Not done within totalTimeout (${settings.totalTimeout} ms), retries included: ${where}`
-              : call.state.attempts === 0
-                ? `Not started within totalTimeout (${WAITING_FOR[failure.waiting]}): ${where}`
-                : `Not done within totalTimeout (${settings.totalTimeout} ms), retries included (${WAITING_FOR[failure.waiting]}): ${where}`,
+            call.state.attempts === 0
+              ? `Not started within totalTimeout${WAITING_FOR[failure.waiting]}: ${where}`
+              : `${notDone}${WAITING_FOR[failure.waiting]}: ${where}`,
           );
         case 'timeout':
-          // ky's timer may fire a millisecond or two early, hence the tolerance.
+          // A timer may fire a millisecond or two early, hence the tolerance.
           return new CrmTimeoutError(
             deadline !== undefined && Date.now() >= deadline - 10
-              ? `Not done within totalTimeout (${settings.totalTimeout} ms), retries included: ${where}`
+              ? `${notDone}: ${where}`
               : `No response within ${settings.timeout} ms: ${where}`,
           );
       }

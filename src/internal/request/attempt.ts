@@ -31,8 +31,8 @@ export interface AttemptContext {
  * One attempt of a call, every try the same: sent within its timeout (the attempt's, or what
  * `totalTimeout` leaves) and the caller's signal, through the tracing channel when traced; its
  * body read within `maxResponseBytes`; its answer told to the pacer; logged. An answer of any
- * status is an outcome, and so is an error the exchange threw; a failure of the body reader
- * (too large) and the caller's abort are thrown.
+ * status is an outcome, and so is an error the exchange or the body reader threw (a body too large
+ * included); the caller's abort is thrown.
  */
 export async function attempt(
   { options, reporter }: AttemptContext,

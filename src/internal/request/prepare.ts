@@ -53,11 +53,9 @@ export function prepare(
     href: `${sender.base}/${url}${search}`,
     init,
     where: `${endpoint.method} /${url}`,
-    tenantIn: endpoint.tenantIn,
     tenantId,
     settings,
     deadline: settings.totalTimeout === undefined ? undefined : Date.now() + settings.totalTimeout,
-    credential: endpoint.auth,
     keyFrom: endpoint.auth === 'apiKey' ? sender.keyFrom : undefined,
   };
 }

@@ -158,12 +158,10 @@ export class Transport {
     // The place is given back once the function has answered, not when the call stops waiting for
     // it: the function cannot be stopped, and a call that gave up must not let another look-up start.
     const answered = lookups ? () => lookups.release() : undefined;
-    try {
-      // Checked after an await, so that its error leads to the caller (README.md, "Stacks").
-      settings.signal?.throwIfAborted();
-    } catch (error) {
+    // Checked after an await, so that its error leads to the caller (README.md, "Stacks").
+    if (settings.signal?.aborted) {
       answered?.();
-      throw error;
+      throw settings.signal.reason;
     }
     const key = await lookUpKey(
       keyFrom as NonNullable<typeof keyFrom>,

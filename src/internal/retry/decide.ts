@@ -1,3 +1,5 @@
+import { isRefusal } from '../call/failure';
+
 /**
  * Whether and when a call is tried again, from what its last attempt came to: a pure function,
  * tested as a table (test/request/retry-decision.test.ts). The loop around it is the transport's.
@@ -52,10 +54,6 @@ const RETRIED_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 /** The most refusals a paced call is retried after, beside its maxRetries: a bound, should the pace never settle. */
 const PACED_REFUSALS = 20;
 const BACKOFF_LIMIT = 8_000;
-
-/** A refusal: the server says it did not act, and when to come back (429, or 503 with `Retry-After`). */
-const isRefusal = (status: number | undefined, hasRetryAfter: boolean): boolean =>
-  status === 429 || (status === 503 && hasRetryAfter);
 
 export function decide(attempted: Attempted, tries: Tries, random: () => number = Math.random): Decision {
   const { method, status, retryAfterMs } = attempted;

@@ -9,7 +9,6 @@ type Exchange = (href: string, init: RequestInit) => Promise<Received>;
 
 /** What a traced call carries, for its attempts to publish themselves. */
 export interface CallTrace {
-  readonly context: CrmCallContext;
   /** One HTTP attempt, published on the attempt channel; `exchange` sends it and reads its answer. */
   attempt(href: string, init: RequestInit, exchange: Exchange): Promise<Received>;
 }
@@ -54,7 +53,6 @@ export async function trace<T>(
     tenantId: request.tenantId,
   };
   const callTrace: CallTrace = {
-    context,
     attempt: async (href, init, exchange) => {
       const shown: Record<string, string> = {};
       for (const [name, value] of new Headers(init.headers)) {

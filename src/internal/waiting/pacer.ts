@@ -1,4 +1,5 @@
 import { retryAfterMsOf } from '../../core/retry-after';
+import { isRefusal } from '../call/failure';
 import { type Place, Queue } from './queue';
 import { type Waiting, Waits } from './wait';
 
@@ -44,7 +45,6 @@ const PROBE_MS = 250;
 const CATCH_UP_MS = 50;
 /** A turn given: when, and in which phase, so that its outcome is counted there. */
 export interface Ticket {
-  readonly at: number;
   readonly phase: number;
   /** Its place among the phase's requests (their times and outcomes); -1 for one not kept. */
   readonly index: number;
@@ -120,7 +120,7 @@ export class Pacer {
 
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
   learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void {
-    const refusal = status === 429 || (status === 503 && headers.has('retry-after'));
+    const refusal = isRefusal(status, headers.has('retry-after'));
     // The first request's answer: the calls behind it may go.
     if (ticket.phase === 0 && ticket.index < 0 && this.#probing !== 0) {
       this.#probing = 0;
@@ -224,7 +224,7 @@ export class Pacer {
       // Late by a little (a timer on a busy machine): caught up. Idle: nothing saved up to send at once.
       if (now - this.#next > CATCH_UP_MS) this.#next = now;
       this.#next += 1000 / this.#pace(now);
-      this.#queue.shift()?.done({ at: now, phase: this.#phase, index });
+      this.#queue.shift()?.done({ phase: this.#phase, index });
     }
   }
 }
