@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { context, propagation } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider as SdkTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import ky from 'ky';
 import createOpenApiClient from 'openapi-fetch';
 import { CrmClient } from '../dist/index.js';
@@ -42,8 +42,10 @@ const headers = { accept: 'application/json', 'x-api-key': KEY, 'x-tenant-id': T
 const rows = [];
 // What a traced service has: a context manager, the W3C propagator, and a provider whose spans go
 // to an exporter (here, one that drops them). Set up for the traced subject's runs only.
-const tracerProvider = new BasicTracerProvider({
-  spanProcessors: [new SimpleSpanProcessor({ export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} })],
+const tracerProvider = new SdkTracerProvider({
+  spanProcessors: [
+    new SimpleSpanProcessor({ exporter: { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} } }),
+  ],
 });
 async function traced(run) {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());

@@ -37,7 +37,7 @@ try {
       tarball,
       `msw@${version('msw')}`,
       `@opentelemetry/api@${version('@opentelemetry/api')}`,
-      `@opentelemetry/sdk-trace-base@${version('@opentelemetry/sdk-trace-base')}`,
+      `@opentelemetry/sdk-trace@${version('@opentelemetry/sdk-trace')}`,
       `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`,
       `typescript@${version('typescript')}`,
       `@types/node@${version('@types/node')}`,
@@ -50,13 +50,13 @@ try {
     `import { CrmClient, CrmNotFoundError, type Opportunity, type PagePromise, type Contact } from 'crm-integration-sdk';
 import { instrumentCrm } from 'crm-integration-sdk/otel';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 
 export async function main(): Promise<string> {
   const server = await startFakeCrmServer();
   const exporter = new InMemorySpanExporter();
   const stop: () => void = instrumentCrm({
-    tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    tracerProvider: new SdkTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
   });
   try {
     const crm = new CrmClient({ ...server.fake.credentials, baseUrl: server.url });
@@ -107,7 +107,7 @@ export async function main(): Promise<string> {
 
   const call = `const server = await sdkTesting.startFakeCrmServer();
 const exporter = new otelSdk.InMemorySpanExporter();
-const stop = sdkOtel.instrumentCrm({ tracerProvider: new otelSdk.BasicTracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor(exporter)] }) });
+const stop = sdkOtel.instrumentCrm({ tracerProvider: new otelSdk.TracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor({ exporter })] }) });
 const crm = new sdk.CrmClient({ ...server.fake.credentials, baseUrl: server.url });
 const account = await crm.accounts.create({ name: 'Acme' });
 stop();
@@ -118,11 +118,11 @@ if (names !== 'POST /integrations/v1/accounts,crm accounts.create') throw new Er
 console.log('ok', typeof sdk.CrmClient, account.id);`;
   writeFileSync(
     join(consumer, 'esm.mjs'),
-    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as otelSdk from '@opentelemetry/sdk-trace-base';\n${call}\n`,
+    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as otelSdk from '@opentelemetry/sdk-trace';\n${call}\n`,
   );
   writeFileSync(
     join(consumer, 'cjs.cjs'),
-    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst otelSdk = require('@opentelemetry/sdk-trace-base');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
+    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst otelSdk = require('@opentelemetry/sdk-trace');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
   );
   run(process.execPath, ['esm.mjs'], consumer);
   run(process.execPath, ['cjs.cjs'], consumer);

@@ -2,13 +2,13 @@ import { context, propagation, type TracerProvider } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
-  BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
+  TracerProvider as SdkTracerProvider,
   SimpleSpanProcessor,
   type Span,
   type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+} from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { instrumentCrm } from '../../src/otel/index';
 
@@ -36,7 +36,7 @@ class OpenSpans implements SpanProcessor {
 export function useOtel(options: { contextManager?: boolean; propagator?: boolean } = {}) {
   const exporter = new InMemorySpanExporter();
   const openSpans = new OpenSpans();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), openSpans] });
+  const provider = new SdkTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter }), openSpans] });
   const stops: (() => void)[] = [];
   beforeAll(() => {
     if (options.contextManager !== false)

@@ -1,6 +1,6 @@
 import { propagation, SpanKind, SpanStatusCode, type TextMapPropagator, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { describe, expect, test } from 'vitest';
 import { CrmClient, CrmConnectionError } from '../../src/index';
 import {

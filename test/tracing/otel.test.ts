@@ -2,18 +2,18 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentele
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
-  BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
+  TracerProvider as SdkTracerProvider,
   SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+} from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { CrmNotFoundError, CrmTimeoutError } from '../../src/index';
 import { instrumentCrm } from '../../src/otel/index';
 import { fakeOverHttp } from '../support/fake-over-http';
 
 const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const provider = new SdkTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 const contextManager = new AsyncLocalStorageContextManager();
 let stop: () => void = () => {};
 
