@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
+import { endpoints } from '../../src/endpoints';
 import {
   CrmClient,
   CrmConnectionError,
+  CrmError,
   CrmNotFoundError,
   type CrmRequestLog,
   CrmResponseTooLargeError,
@@ -9,6 +11,7 @@ import {
   CrmServerError,
   CrmValidationError,
 } from '../../src/index';
+import { pathOf } from '../support/endpoint-paths';
 import {
   ADMIN_TOKEN,
   API_KEY,
@@ -23,6 +26,7 @@ import {
   useFaultServer,
 } from '../support/fault-server';
 import { expectAbsent, renderings } from '../support/renderings';
+import { record } from '../support/tracing-channels';
 
 const fault = useFaultServer();
 
@@ -52,8 +56,8 @@ describe('a new key from apiKey.generate() never lands in an error or a log', ()
     ['a bare string in data', reply.with(201, { success: true, data: NEW_KEY })],
     ['a text/plain body', reply.with(201, NEW_KEY, { headers: { 'content-type': 'text/plain' } })],
     [
-      'a 500 whose body holds the key',
-      reply.with(500, { success: false, error: { message: `rotated to ${NEW_KEY}` } }),
+      'a 500 whose body holds the key beside its message',
+      reply.with(500, { success: false, error: { message: 'rotation failed', details: { apiKey: NEW_KEY } } }),
     ],
     ['a 200 with success: false holding the key', reply.with(200, { success: false, key: NEW_KEY })],
   ])('%s', async (_, action) => {
@@ -69,6 +73,49 @@ describe('a new key from apiKey.generate() never lands in an error or a log', ()
     expect((error as { body?: unknown }).body).toBe('[redacted]');
     expectAbsent(error, NEW_KEY);
     expect(lines.join('\n')).not.toContain(NEW_KEY);
+  });
+
+  test.each([
+    ['a 403 with error.message', 403, { success: false, error: { message: 'admins only' } }, '403 from', 'admins only'],
+    ['a 403 with a message string', 403, { message: 'admins only' }, '403 from', 'admins only'],
+    ['a 401 with an error string', 401, { success: false, error: 'token expired' }, '401 from', 'token expired'],
+    [
+      'a 503 with error.message',
+      503,
+      { success: false, error: { message: 'vault sealed' } },
+      '503 from',
+      'vault sealed',
+    ],
+  ])("%s: the error's message quotes the server's words, and keeps no body", async (_, status, body, start, said) => {
+    fault().otherwise('POST', API_KEY_GENERATE_PATH, reply.with(status, body));
+
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).apiKey.generate());
+
+    expect((error as Error).message).toMatch(new RegExp(`^${start} .*: ${said}$`));
+    expect((error as { body?: unknown }).body).toBe('[redacted]');
+  });
+
+  test("a 403 of apiKey.status() quotes the server's words masked and bounded, one line", async () => {
+    const words = `admins only, not ${ADMIN_TOKEN} or ${API_KEY}\nforged line ${'x'.repeat(2_000)}`;
+    fault().otherwise('GET', pathOf(endpoints.apiKeyStatus), reply.with(403, { message: words }));
+
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).apiKey.status());
+
+    const { message } = error as Error;
+    expect(message).toContain(': admins only, not [redacted] or [redacted]');
+    expect(message).not.toContain('\n');
+    expect(message.length).toBeLessThan(700);
+    expectAbsent(error, ADMIN_TOKEN);
+    expectAbsent(error, API_KEY);
+  });
+
+  test('a 2xx of apiKey.generate() that says success: false quotes nothing of its body', async () => {
+    fault().otherwise('POST', API_KEY_GENERATE_PATH, reply.with(200, { success: false, message: NEW_KEY }));
+
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).apiKey.generate());
+
+    expect((error as Error).message).toMatch(/: success: false$/);
+    expectAbsent(error, NEW_KEY);
   });
 
   test('a successful result is returned to the caller as it is', async () => {
@@ -251,4 +298,65 @@ test('a key a server writes with JSON escapes is masked in the parsed body too',
   expect(error).toBeInstanceOf(CrmNotFoundError);
   expect((error as CrmNotFoundError).body).toEqual({ message: 'bad key [redacted]', key: '[redacted]' });
   expectAbsent(error, API_KEY);
+});
+
+describe('an apiKey function that fails with a credential in its error', () => {
+  const rejections: [string, () => unknown][] = [
+    [
+      'an AggregateError (Promise.any over vault replicas)',
+      () =>
+        new AggregateError(
+          [new Error('replica 1 timed out'), new Error(`replica 2 refused admin token ${ADMIN_TOKEN}`)],
+          'All promises were rejected',
+        ),
+    ],
+    [
+      'an error with a non-enumerable field',
+      () => Object.defineProperty(new Error('vault down'), 'request', { value: `Bearer ${ADMIN_TOKEN}` }),
+    ],
+    [
+      'an AggregateError in a cause',
+      () => new Error('lookup failed', { cause: new AggregateError([new Error(`token ${ADMIN_TOKEN}`)]) }),
+    ],
+  ];
+
+  test.each(rejections)(
+    '%s: nothing is sent, and the credential is in neither the error, its causes, a log line nor the call channel',
+    async (_, make) => {
+      const lines: string[] = [];
+      const published: unknown[] = [];
+      record({ call: { error: (call) => published.push(call.error) } });
+      const crm = new CrmClient({
+        baseUrl: fault().url,
+        tenantId: TENANT,
+        adminToken: ADMIN_TOKEN,
+        apiKey: () => Promise.any([Promise.reject(make())]).catch(() => Promise.reject(make())),
+        logger: (line) => lines.push(line),
+      });
+
+      const { error } = await failure(crm.opportunities.get(OPP_ID));
+
+      expect(error).toBeInstanceOf(CrmError);
+      expect((error as Error).message).toMatch(/^The apiKey function failed/);
+      expect(fault().received('GET', OPP_PATH)).toHaveLength(0);
+      expectAbsent(error, ADMIN_TOKEN);
+      expect(published).toHaveLength(1);
+      expectAbsent(published[0], ADMIN_TOKEN);
+      expect(lines.join('\n')).not.toContain(ADMIN_TOKEN);
+    },
+  );
+
+  test('an AggregateError that holds no credential is kept as it is, its errors readable', async () => {
+    const thrown = new AggregateError([new Error('replica 1 timed out')], 'All promises were rejected');
+    const crm = new CrmClient({
+      baseUrl: fault().url,
+      tenantId: TENANT,
+      adminToken: ADMIN_TOKEN,
+      apiKey: () => Promise.reject(thrown),
+    });
+
+    const { error } = await failure(crm.opportunities.get(OPP_ID));
+
+    expect((error as Error).cause).toBe(thrown);
+  });
 });

@@ -112,13 +112,14 @@ export function createReporter(options: TransportOptions): Reporter {
         case 'http':
         case 'refused': {
           const { status, headers } = failure;
-          const body = bodyOf(failure.kind === 'http' ? parseLenient(failure.text) : failure.body, call, failure.text);
+          const parsed = failure.kind === 'http' ? parseLenient(failure.text) : failure.body;
+          const body = bodyOf(parsed, call, failure.text);
           const fallback = failure.kind === 'http' ? failure.statusText : 'success: false';
           const note = failure.kind === 'http' ? failure.note : undefined;
-          const said = quoted(
-            note ?? (keepsNoBody(call.request) ? undefined : serverMessageOf(body)) ?? fallback,
-            call,
-          );
+          // Key management keeps no body, since a 2xx body may hold a new key; the words of a 4xx
+          // or 5xx hold none, and a message without them ("Forbidden" for "admins only") misleads.
+          const words = !keepsNoBody(call.request) || status >= 400 ? serverMessageOf(parsed) : undefined;
+          const said = quoted(note ?? words ?? fallback, call);
           const ErrorClass = apiErrorClassFor(status);
           return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
             ...factsOf(status, headers, call),
@@ -255,15 +256,19 @@ function safeCause(failure: unknown, redact: Redact, depth = 0): unknown {
 function holdsNoSecret(failure: unknown, redact: Redact, depth = 0): boolean {
   try {
     if (!(failure instanceof Error)) return redact(textOf(failure)) === textOf(failure);
+    // Every own field, enumerable or not: an AggregateError's `errors` is not, and prints all the same.
+    const fields = Object.getOwnPropertyNames(failure).filter((name) => name !== 'cause' && name !== 'errors');
     const texts = [
       String(failure.message),
       String(failure.stack),
       String(failure.name),
-      ...Object.values(failure).map(textOf),
+      ...fields.flatMap((name) => [name, textOf((failure as unknown as Record<string, unknown>)[name])]),
     ];
+    const { errors } = failure as { errors?: unknown };
+    const inner = [failure.cause, ...(Array.isArray(errors) ? errors : errors === undefined ? [] : [errors])];
     return (
       texts.every((text) => redact(text) === text) &&
-      (failure.cause === undefined || (depth < 4 && holdsNoSecret(failure.cause, redact, depth + 1)))
+      inner.every((each) => each === undefined || (depth < 4 && holdsNoSecret(each, redact, depth + 1)))
     );
   } catch {
     return false;
