@@ -94,7 +94,9 @@ export async function trace<T>(
         data = await send(callTrace);
         const response = state.response;
         context.status = response?.status;
-        context.requestId = response && requestIdOf(response.headers);
+        // A server may echo the key in its request id; the error path masks the same header.
+        const requestId = response && requestIdOf(response.headers);
+        context.requestId = requestId === undefined ? undefined : redact(requestId);
       } catch (error) {
         const { status, requestId } = error as { status?: unknown; requestId?: unknown };
         if (typeof status === 'number') context.status = status;
