@@ -3,7 +3,15 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   // Examples import the package by name; in tests that name means the source.
-  resolve: { alias: { 'crm-integration-sdk': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
+  resolve: {
+    alias: [
+      {
+        find: /^crm-integration-sdk\/otel$/,
+        replacement: fileURLToPath(new URL('./src/otel/index.ts', import.meta.url)),
+      },
+      { find: /^crm-integration-sdk$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/setup.ts'],

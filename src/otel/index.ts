@@ -1,6 +1,8 @@
 import {
   type Attributes,
+  type Context,
   context,
+  createContextKey,
   propagation,
   type Span,
   SpanKind,
@@ -14,6 +16,14 @@ import type { CrmAttemptContext, CrmCallContext } from '../core/trace';
 export interface InstrumentCrmOptions {
   /** Where the spans go. Default: the global tracer provider (`trace.getTracerProvider()`). */
   tracerProvider?: TracerProvider | undefined;
+  /**
+   * Whether a failed call's span records the error's message (as its status message and in its
+   * `exception` event, with the stack). Default `false`: a server's message may quote a record
+   * (`422: invalid ada@example.com`), and spans are exported where records are not, so a span
+   * records only the status, the error's type (`error.type`, `exception.type`) and the server's
+   * error code (`crm.error.code`). Messages, when recorded, are masked as in every error.
+   */
+  recordErrorMessages?: boolean | undefined;
 }
 
 /** What `instrumentCrm()` uses of `node:diagnostics_channel`, typed here (no dependency on Node's types). */
@@ -30,7 +40,20 @@ interface TracingChannel<C> {
 }
 interface DiagnosticsChannel {
   tracingChannel<C>(name: string): TracingChannel<C>;
+  channel(name: string): { readonly hasSubscribers: boolean };
 }
+
+/** What `context.attach()` returns (`@opentelemetry/api` 1.10 and later). */
+interface Attached {
+  dispose(): void;
+}
+
+/**
+ * The context key `suppressTracing()` of `@opentelemetry/core` sets, which every OpenTelemetry
+ * tracer and propagator honours: `createContextKey` is `Symbol.for` of its description. Made
+ * here rather than imported, so that this entry needs `@opentelemetry/api` alone.
+ */
+const SUPPRESS_TRACING = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING');
 
 const NAME = 'crm-integration-sdk';
 const ignore = () => {};
@@ -41,8 +64,11 @@ const ignore = () => {};
  * `<METHOD> <urlTemplate>` per HTTP attempt, retries included, carrying the stable HTTP client
  * attributes. The active context is injected into each attempt's headers with the global
  * propagator (W3C `traceparent` by default). No credential is recorded: URLs carry none, and
- * errors are masked before they get here. Returns a function that stops it. Where the runtime
- * has no `node:diagnostics_channel` (a browser), it does nothing.
+ * errors are masked before they get here; nor is a message, unless `recordErrorMessages`. With
+ * undici instrumented (`@opentelemetry/instrumentation-undici`, in the auto-instrumentations),
+ * each attempt's fetch runs with tracing suppressed, so that it stays one `CLIENT` span with one
+ * `traceparent`. Returns a function that stops it. Where the runtime has no
+ * `node:diagnostics_channel` (a browser), it does nothing.
  *
  * @example
  * ```ts
@@ -62,6 +88,11 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
   } catch {}
   if (!dc?.tracingChannel) return ignore;
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(NAME);
+  const recordMessages = options.recordErrorMessages === true;
+  const undiciRequests = dc.channel?.('undici:request:create');
+  // `context.attach` is new in @opentelemetry/api 1.10; with an older API, undici's span stays.
+  const attach = (context as { attach?: (active: Context) => Attached }).attach?.bind(context);
+  const suppressed = new WeakMap<CrmAttemptContext, Attached>();
   const calls = new WeakMap<CrmCallContext, Span>();
   const attempts = new WeakMap<CrmAttemptContext, Span>();
   // Ended by stop() if their call is still in flight then: a span never ended is never exported.
@@ -85,14 +116,22 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       const error = call.error;
       if (!span) return;
       if (!(error instanceof Error)) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute('error.type', '_OTHER');
         return;
       }
       // As its class, not the server's `code`, which OpenTelemetry would otherwise take for the type.
       const { name, message, stack } = error;
+      const { code } = error as { code?: unknown };
+      if (typeof code === 'string') span.setAttribute('crm.error.code', code);
+      span.setAttribute('error.type', name);
+      if (!recordMessages) {
+        span.recordException({ name });
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        return;
+      }
       span.recordException(stack === undefined ? { name, message } : { name, message, stack });
       span.setStatus({ code: SpanStatusCode.ERROR, message });
-      span.setAttribute('error.type', name);
     },
     asyncEnd(call) {
       end(calls.get(call));
@@ -121,7 +160,20 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parentContext);
       attempts.set(attempt, span);
       open.add(span);
-      propagation.inject(trace.setSpan(parentContext, span), attempt.headers);
+      const attemptContext = trace.setSpan(parentContext, span);
+      propagation.inject(attemptContext, attempt.headers);
+      // With undici instrumented (instrumentation-undici, which the auto-instrumentations turn
+      // on), fetch would start a second CLIENT span, outside this call's, and send a second
+      // traceparent. This span is the attempt's, masked as the SDK masks: the fetch it wraps runs
+      // with tracing suppressed, which undici's span and its propagator honour. The attempt's
+      // function is called between `start` and `end`, synchronously, so that is where it holds.
+      if (undiciRequests?.hasSubscribers && attach) {
+        suppressed.set(attempt, attach(attemptContext.setValue(SUPPRESS_TRACING, true)));
+      }
+    },
+    end(attempt) {
+      suppressed.get(attempt)?.dispose();
+      suppressed.delete(attempt);
     },
     error(attempt) {
       const span = attempts.get(attempt);
@@ -144,7 +196,6 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       end(span);
       attempts.delete(attempt);
     },
-    end: ignore,
     asyncStart: ignore,
   });
 
