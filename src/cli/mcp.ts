@@ -21,6 +21,19 @@ class McpSdkMissingError extends Error {
   }
 }
 
+/**
+ * The MCP SDK closed the connection itself, not because the client ended its input: a message
+ * over its size limit (10 MiB), for one. The command says so and exits 1, since the client was
+ * left without an answer.
+ */
+class McpConnectionLostError extends Error {
+  constructor(reason: unknown) {
+    const said = reason instanceof Error ? `: ${reason.message}` : '';
+    super(`crm mcp stopped: the MCP SDK closed the connection to the client${said}`);
+    this.name = 'McpConnectionLostError';
+  }
+}
+
 /** Options of {@link runMcpServer}. */
 export interface McpServerOptions {
   /** The client every tool calls: its tenant and key are the server's (the command builds it from the environment). */
@@ -105,16 +118,25 @@ export async function runMcpServer(options: McpServerOptions): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;
   });
+  // What the transport last reported; a message it could not parse is reported and passed over.
+  let reported: unknown;
+  server.onerror = (error) => {
+    reported = error;
+  };
+  let ending = false;
   await server.connect(new StdioServerTransport(input, options.output ?? process.stdout));
   // The stdio transport does not watch for the end of its input: the client is done when it ends.
   // The calls under way are answered first (`echo '...' | crm mcp` wants its answer); the SDK's
   // timeouts bound them, and an MCP client that will not wait stops the process anyway.
   // (setImmediate: the SDK sends an answer some promise turns after the tool's call settles.)
-  const end = () =>
+  const end = () => {
+    ending = true;
     void Promise.allSettled(pending)
       .then(() => new Promise((resolve) => setImmediate(resolve)))
       .then(() => server.close());
+  };
   input.once('end', end);
   input.once('close', end);
   await closed;
+  if (!ending) throw new McpConnectionLostError(reported);
 }

@@ -294,3 +294,26 @@ test('answers the calls under way when the client closes its input, then exits 0
     await srv.close();
   }
 }, 20_000);
+
+test("a client message over the MCP SDK's 10 MiB limit: says so on stderr and exits 1", async () => {
+  const srv = await startFakeCrmServer({ seed: seed() });
+  try {
+    const { tenantId, apiKey } = srv.fake.credentials;
+    const huge = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'contacts_list', arguments: { padding: 'x'.repeat(11 * 1024 * 1024) } },
+    };
+    const run = await runWithInput([huge], { CRM_BASE_URL: srv.url, CRM_TENANT_ID: tenantId, CRM_API_KEY: apiKey });
+
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stderr)).toMatchObject({
+      name: 'McpConnectionLostError',
+      message: expect.stringMatching(/closed the connection to the client: .*exceeded maximum size of 10485760 bytes/),
+    });
+    expect(run.stderr).not.toContain(apiKey);
+  } finally {
+    await srv.close();
+  }
+}, 20_000);

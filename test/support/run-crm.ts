@@ -37,6 +37,8 @@ export function runCrm(
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A command may stop reading before its input ends (crm mcp refusing an oversized message).
+    child.stdin.on('error', () => {});
     child.stdin.end(stdin);
   });
 }
