@@ -85,7 +85,16 @@ export interface FakeCrmOptions {
   rateLimit?: FakeRateLimit | undefined;
   /** Milliseconds every answer is delayed by, errors and 429s included, as a distant server's would be. Default 0. */
   latencyMs?: number | undefined;
+  /**
+   * The largest request body the fake reads, in bytes, as an API gateway caps them. A larger one
+   * is answered 413 `PAYLOAD_TOO_LARGE` once this much of it has arrived (at once, when its
+   * `content-length` says so), and the rest is not read. Default 4 MiB (4,194,304).
+   */
+  maxRequestBytes?: number | undefined;
 }
+
+/** `FakeCrmOptions.maxRequestBytes`'s default: 4 MiB, between nginx's 1 and API Gateway's 10. */
+const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
@@ -96,6 +105,32 @@ const errorBody = (code: string, message: string, details?: unknown) => ({
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A request's body as text, read up to `max` bytes: undefined when it is longer, and then the
+ * rest is not read (a 256 MiB POST would otherwise be held whole in memory).
+ */
+async function textOf(request: Request, max: number): Promise<string | undefined> {
+  if (Number(request.headers.get('content-length') ?? 0) > max) {
+    await request.body?.cancel().catch(() => {});
+    return undefined;
+  }
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
 
 /** A new `x-request-id`, unique per answer across fakes, as a service's would be. */
 export function newRequestId(): string {
@@ -131,8 +166,9 @@ export class FakeCrmCore {
   readonly #buckets = new Map<string, Bucket>();
   /** Milliseconds every answer is delayed by (`FakeCrmOptions.latencyMs`). */
   readonly latencyMs: number;
+  readonly #maxRequestBytes: number;
 
-  /** Throws a RangeError for an invalid `rateLimit` or `latencyMs`. */
+  /** Throws a RangeError for an invalid `rateLimit`, `latencyMs` or `maxRequestBytes`. */
   constructor(options: FakeCrmOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'https://crm.fake').replace(/\/+$/, '');
     this.#basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
@@ -148,6 +184,11 @@ export class FakeCrmCore {
       throw new RangeError(`latencyMs must be a number of milliseconds from 0 to 2147483647, not ${latency}`);
     }
     this.latencyMs = latency;
+    const max = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
+    if (!Number.isSafeInteger(max) || max < 0) {
+      throw new RangeError(`maxRequestBytes must be a whole number of bytes, 0 or more, not ${max}`);
+    }
+    this.#maxRequestBytes = max;
     this.store = new FakeStore(options.now, this.tenantId);
     this.store.addTenant({
       id: this.tenantId,
@@ -208,7 +249,8 @@ export class FakeCrmCore {
     const url = new URL(request.url);
     const path = url.pathname.startsWith(this.#basePath) ? url.pathname.slice(this.#basePath.length) : url.pathname;
     const match = compiled.find((c) => c.endpoint.method === request.method && c.pattern.test(path));
-    const text = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
+    const text =
+      request.method === 'GET' || request.method === 'HEAD' ? '' : await textOf(request, this.#maxRequestBytes);
     let body: unknown;
     let badJson = false;
     try {
@@ -231,7 +273,14 @@ export class FakeCrmCore {
 
     let response: Response;
     try {
-      response = await this.#respond(entry, match, badJson);
+      response =
+        text === undefined
+          ? json(
+              413,
+              errorBody('PAYLOAD_TOO_LARGE', `Request body over ${this.#maxRequestBytes} bytes: the rest was not read`),
+              { connection: 'close' },
+            )
+          : await this.#respond(entry, match, badJson);
     } catch (error) {
       // A bug of the fake: answered like any error, so that both transports report it the same way.
       response = json(500, errorBody('FAKE_CRASHED', String(error)));

@@ -42,12 +42,6 @@ const CORS = {
   'access-control-expose-headers': 'retry-after, x-request-id',
 };
 
-async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res: ServerResponse) {
   if (req.method === 'OPTIONS') {
     res.writeHead(204, { ...CORS, 'x-request-id': newRequestId() }).end();
@@ -58,14 +52,17 @@ async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res:
     if (typeof value === 'string') headers.set(name, value);
     else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
   }
-  const body = req.method === 'GET' || req.method === 'HEAD' ? null : new Uint8Array(await readBody(req));
+  // Streamed, not buffered: the fake reads no more of a body than its maxRequestBytes, and its
+  // 413 says `connection: close`, on which Node closes the connection rather than drain the rest.
+  const body = req.method === 'GET' || req.method === 'HEAD' ? null : ReadableStream.from(req);
   const response = await fake.handle(
-    new Request(new URL(req.url ?? '/', base), { method: req.method ?? 'GET', headers, body }),
+    new Request(new URL(req.url ?? '/', base), { method: req.method ?? 'GET', headers, body, duplex: 'half' }),
   );
   if (response.type === 'error') {
     req.socket.destroy();
     return;
   }
+
   const payload = Buffer.from(await response.arrayBuffer());
   res.writeHead(response.status, {
     ...CORS,
