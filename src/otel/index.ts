@@ -93,6 +93,7 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
   // `context.attach` is new in @opentelemetry/api 1.10; with an older API, undici's span stays.
   const attach = (context as { attach?: (active: Context) => Attached }).attach?.bind(context);
   const suppressed = new WeakMap<CrmAttemptContext, Attached>();
+  const bracketed = attemptsBracketed();
   const calls = new WeakMap<CrmCallContext, Span>();
   const attempts = new WeakMap<CrmAttemptContext, Span>();
   // Ended by stop() if their call is still in flight then: a span never ended is never exported.
@@ -123,7 +124,8 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       // As its class, not the server's `code`, which OpenTelemetry would otherwise take for the type.
       const { name, message, stack } = error;
       const { code } = error as { code?: unknown };
-      if (typeof code === 'string') span.setAttribute('crm.error.code', code);
+      // The server's words, masked in the error already; bounded, as a code is short.
+      if (typeof code === 'string') span.setAttribute('crm.error.code', code.slice(0, 100));
       span.setAttribute('error.type', name);
       if (!recordMessages) {
         span.recordException({ name });
@@ -167,7 +169,10 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       // traceparent. This span is the attempt's, masked as the SDK masks: the fetch it wraps runs
       // with tracing suppressed, which undici's span and its propagator honour. The attempt's
       // function is called between `start` and `end`, synchronously, so that is where it holds.
-      if (undiciRequests?.hasSubscribers && attach) {
+      // One bracket per attempt, whoever else instruments it: brackets that overlap restore each
+      // other's context, and one would outlive its attempt.
+      if (undiciRequests?.hasSubscribers && attach && !bracketed.has(attempt)) {
+        bracketed.add(attempt);
         suppressed.set(attempt, attach(attemptContext.setValue(SUPPRESS_TRACING, true)));
       }
     },
@@ -212,6 +217,17 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
     for (const span of open) span.end();
     open.clear();
   };
+}
+
+/**
+ * The attempts whose fetch some `instrumentCrm()` runs suppressed: one set for the process, shared
+ * by every copy of this entry (its ESM and CJS builds, two versions), through the global registry.
+ */
+function attemptsBracketed(): WeakSet<object> {
+  const key = Symbol.for('crm-integration-sdk/otel: attempts bracketed');
+  const holder = globalThis as { [key]?: WeakSet<object> };
+  holder[key] ??= new WeakSet();
+  return holder[key];
 }
 
 /**

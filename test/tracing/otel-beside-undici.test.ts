@@ -107,4 +107,21 @@ describe('with undici instrumented', () => {
     expect(attempt?.instrumentationScope.name).toBe('@opentelemetry/instrumentation-undici');
     expect(fault().received('GET', OPP_PATH)[0]?.headers.traceparent).toBe(attempt && traceparentOf(attempt));
   });
+
+  test('instrumentCrm() twice: every attempt still sends one traceparent, and the retry after a 503 is still traced', async () => {
+    fault().script('GET', OPP_PATH, reply.jsonError(503, 'busy', { 'retry-after': '0' }), reply.ok(OPPORTUNITY));
+    otel.instrument();
+    otel.instrument();
+
+    await clientFor(fault()).opportunities.get(OPP_ID);
+
+    const sent = fault()
+      .received('GET', OPP_PATH)
+      .map((request) => request.headers.traceparent);
+    expect(sent).toHaveLength(2);
+    expect(sent.every((header) => /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/.test(String(header)))).toBe(true);
+    const retries = clients(otel.spans()).filter((span) => span.attributes['http.request.resend_count'] === 1);
+    expect(retries.length).toBeGreaterThanOrEqual(1);
+    expect(clients(otel.spans()).every((span) => span.instrumentationScope.name === 'crm-integration-sdk')).toBe(true);
+  });
 });
