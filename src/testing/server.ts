@@ -42,6 +42,21 @@ const CORS = {
   'access-control-expose-headers': 'retry-after, x-request-id',
 };
 
+/** A request's body as a web stream, read as it is pulled; cancelling it stops reading. */
+function streamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
+  const chunks = req[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await chunks.next();
+      if (done) controller.close();
+      else controller.enqueue(value as Uint8Array);
+    },
+    async cancel() {
+      await chunks.return?.();
+    },
+  });
+}
+
 async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res: ServerResponse) {
   if (req.method === 'OPTIONS') {
     res.writeHead(204, { ...CORS, 'x-request-id': newRequestId() }).end();
@@ -54,10 +69,10 @@ async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res:
   }
   // Streamed, not buffered: the fake reads no more of a body than its maxRequestBytes, and its
   // 413 says `connection: close`, on which Node closes the connection rather than drain the rest.
-  const body = req.method === 'GET' || req.method === 'HEAD' ? null : ReadableStream.from(req);
-  const response = await fake.handle(
-    new Request(new URL(req.url ?? '/', base), { method: req.method ?? 'GET', headers, body, duplex: 'half' }),
-  );
+  const body = req.method === 'GET' || req.method === 'HEAD' ? null : streamOf(req);
+  // `duplex: 'half'`, which a streamed body needs, is not in the DOM types yet.
+  const init: RequestInit & { duplex: 'half' } = { method: req.method ?? 'GET', headers, body, duplex: 'half' };
+  const response = await fake.handle(new Request(new URL(req.url ?? '/', base), init));
   if (response.type === 'error') {
     req.socket.destroy();
     return;

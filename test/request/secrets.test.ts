@@ -142,8 +142,8 @@ describe('errors never reveal the API key or the admin token', () => {
     const error = await failure(client().apiKey.status(), CrmPermissionDeniedError);
 
     expect(seen[0]?.headers.get('authorization')).toBe(`Bearer ${ADMIN_TOKEN}`);
-    // Key-management bodies are secret as a whole: the status says what happened.
-    expect(error.message).toBe('403 from GET /integrations/api-key: Forbidden');
+    // Key-management bodies are secret as a whole; the words of a refusal hold no new key, masked.
+    expect(error.message).toBe('403 from GET /integrations/api-key: Token [redacted] is not an administrator');
     expect(error.body).toBe('[redacted]');
     expectNoSecretIn(error);
   });
@@ -157,7 +157,7 @@ describe('errors never reveal the API key or the admin token', () => {
 
     const error = await failure(client().apiKey.generate(), CrmAuthenticationError);
 
-    expect(error.message).toBe('401 from POST /integrations/api-key/generate: Unauthorized');
+    expect(error.message).toBe('401 from POST /integrations/api-key/generate: Bearer [redacted] expired');
     expectNoSecretIn(error);
   });
 

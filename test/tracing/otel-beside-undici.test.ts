@@ -23,7 +23,11 @@ beforeAll(() => {
   undici = new UndiciInstrumentation();
   undici.setTracerProvider(otel.provider);
 });
-afterAll(() => undici.disable());
+afterAll(() => {
+  undici.disable();
+  // As test/support/setup.ts left it, for its own afterAll.
+  msw.listen({ onUnhandledFrame: 'error' });
+});
 
 const clients = (spans: ReadableSpan[]) => spans.filter((span) => span.kind === SpanKind.CLIENT);
 const traceparentOf = (span: ReadableSpan) => `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`;

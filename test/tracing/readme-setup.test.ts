@@ -17,7 +17,11 @@ beforeAll(() => {
   msw.close();
   stop = startTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 });
-afterAll(() => stop());
+afterAll(async () => {
+  await stop();
+  // As test/support/setup.ts left it, for its own afterAll.
+  msw.listen({ onUnhandledFrame: 'error' });
+});
 
 /** Spans end before they are exported: NodeSDK's resource has attributes detected asynchronously. */
 const flushed = () =>
