@@ -12,7 +12,7 @@ import type { FakeSeed } from './records';
  */
 
 /** A tenant as `crm-fake` prints it: what a client of that tenant connects with. */
-export interface PrintedTenant {
+interface PrintedTenant {
   readonly id: string;
   readonly apiKey: string | null;
   readonly adminToken: string | undefined;
