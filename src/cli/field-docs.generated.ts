@@ -280,7 +280,8 @@ export const fieldDocs: Readonly<Record<string, Readonly<Record<string, FieldDoc
   },
   "ContactInputSchema": {
     "email": {
-      "description": "The contact's email address, checked as one when sent."
+      "description": "The contact's email address, checked as one when sent.",
+      "format": "email"
     },
     "accountId": {
       "description": "The id of the account the contact belongs to."

@@ -50,7 +50,9 @@ export function withFieldDocs(schema: z.ZodMiniType, json: Json, io: 'input' | '
   const described = Object.entries(properties).map(([name, property]) => {
     const doc = docs[name];
     if (!doc) return [name, property];
-    const widened = io === 'output' ? outputProperty(property, doc) : property;
+    // A request field's format (a contact's email) is said too, where zod's check writes a pattern.
+    const input = doc.format && property.format === undefined ? { ...property, format: doc.format } : property;
+    const widened = io === 'output' ? outputProperty(property, doc) : input;
     return [name, doc.description ? { description: doc.description, ...widened } : widened];
   });
   return { ...json, properties: Object.fromEntries(described) };

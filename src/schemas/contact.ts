@@ -21,7 +21,10 @@ export const CONTACT_STATUSES = ['active', 'inactive'] as const;
  * client supplies) are required, so none is. Unknown fields are refused.
  */
 export type ContactCreateInput = {
-  /** The contact's email address, checked as one when sent. */
+  /**
+   * The contact's email address, checked as one when sent.
+   * @format email
+   */
   email?: string | undefined;
   /** The id of the account the contact belongs to. */
   accountId?: string | undefined;

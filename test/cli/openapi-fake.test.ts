@@ -56,7 +56,7 @@ async function callEveryEndpoint(fake: FakeCrmCore, fetch: typeof globalThis.fet
 
 test("every schema of the document compiles in ajv's strict JSON Schema 2020-12 mode", async () => {
   const document = await resolvedDocument();
-  const ajv = new Ajv2020({ strict: true, formats: { 'date-time': true } });
+  const ajv = new Ajv2020({ strict: true, formats: { 'date-time': true, email: true } });
   const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
   const schemas = [
     ...Object.values(document.components.schemas),
@@ -86,7 +86,7 @@ test('what the SDK sends to the fake CRM and what it answers fit the document, f
   };
   await callEveryEndpoint(fake, fetch);
 
-  const ajv = new Ajv2020({ strict: true, formats: { 'date-time': true } });
+  const ajv = new Ajv2020({ strict: true, formats: { 'date-time': true, email: true } });
   const byName = new Map(commands.map((c) => [c.name, c]));
   const called = new Set<EndpointName>();
   fake.requests.forEach((request, i) => {
