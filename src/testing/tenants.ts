@@ -175,12 +175,21 @@ export function tenantsFromSeed(text: string, name: string): ServedTenants {
   const repeated = recordIds.find((id, i) => recordIds.indexOf(id) !== i);
   if (repeated !== undefined)
     throw new TenantsError(`--seed ${name}: record id ${JSON.stringify(repeated)} is used twice`);
+  const users = [...(seed.users ?? [])];
+  const grants = [...(seed.grants ?? [])];
+  // A bearer token names one user: the fake would otherwise act for whichever it found first.
+  const tokens = users.flatMap((user) => (user.token === undefined ? [] : [user.token]));
+  if (tokens.some((token, i) => tokens.indexOf(token) !== i)) {
+    throw new TenantsError(`--seed ${name}: two users have the same token`);
+  }
+  const userIds = users.map((user) => user.id);
+  const sameUser = userIds.find((id, i) => userIds.indexOf(id) !== i);
+  if (sameUser !== undefined)
+    throw new TenantsError(`--seed ${name}: user id ${JSON.stringify(sameUser)} is used twice`);
   const tenants = given.map((tenant) => ({
     ...tenant,
     apiKey: tenant.apiKey === undefined ? apiKeyOf(tenant.id) : tenant.apiKey,
   }));
-  const users = [...(seed.users ?? [])];
-  const grants = [...(seed.grants ?? [])];
   for (const { id } of tenants.slice(1)) {
     const admin = users.some((u) => (u.tenantId ?? tenantId) === id && u.role === 'admin' && u.token !== undefined);
     if (!admin) {

@@ -65,6 +65,11 @@ describe('tenantsFromSeed', () => {
     ['{"tenants": [{"id": "acme", "rateLimit": {"perSecond": 0, "burst": 1}}]}', 'rateLimit.perSecond'],
     ['{"accounts": [{"id": "x"}], "contacts": [{"id": "x"}]}', 'record id "x" is used twice'],
     ['{"tenants": [{"id": "acme", "apiKey": "has space SECRET"}]}', 'tenants.0.apiKey'],
+    [
+      '{"users": [{"id": "u1", "name": "A", "token": "SECRET-t"}, {"id": "u2", "name": "B", "token": "SECRET-t"}]}',
+      'two users have the same token',
+    ],
+    ['{"users": [{"id": "u1", "name": "A"}, {"id": "u1", "name": "B"}]}', 'user id "u1" is used twice'],
   ])('refuses %s, naming the file and the fault, and never a key in it', (text, reason) => {
     let error: unknown;
     try {
