@@ -240,7 +240,15 @@ function unknownCommand(words: readonly string[], help?: string): UsageError {
       help,
     );
   }
-  return new UsageError(`Unknown command "${words.join(' ')}"`, help);
+  // The nearest commands, as git suggests them: `contacts lst` -> `contacts list`, `contact` -> `contacts`.
+  const known =
+    words.length === 1
+      ? [...new Set(commands.map((c) => kebab(c.namespace))), 'openapi', 'mcp']
+      : commands.filter((c) => kebab(c.namespace) === words[0]).map((c) => kebab(c.method));
+  const given = words.at(-1) ?? '';
+  const near = nearest(given, known).map((word) => (words.length === 1 ? word : `${words[0]} ${word}`));
+  const hint = near.length ? `; did you mean ${near.map((c) => `"${c}"`).join(' or ')}?` : '';
+  return new UsageError(`Unknown command "${words.join(' ')}"${hint}`, help);
 }
 
 async function dispatch(argv: readonly string[], io: Io): Promise<number> {

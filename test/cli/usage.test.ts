@@ -51,6 +51,20 @@ describe('crm usage', () => {
     expect(fake.requests).toEqual([]);
   });
 
+  it('suggests the nearest command for an unknown one, and sends nothing', async () => {
+    const { fake, env } = await fakeCrm();
+    const cases: [string[], string][] = [
+      [['contacts', 'lst'], 'Unknown command "contacts lst"; did you mean "contacts list"?'],
+      [['opportunites', 'get', 'opp_1'], 'Unknown command "opportunites"; did you mean "opportunities"?'],
+      [['xyzzy'], 'Unknown command "xyzzy"'],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCrm(args, env);
+      expect({ args, code: run.code, message: JSON.parse(run.stderr).message }).toEqual({ args, code: 2, message });
+    }
+    expect(fake.requests).toEqual([]);
+  });
+
   it('repeats only the name of an unknown option, never the value given with it', async () => {
     const { env } = await fakeCrm();
     const run = await runCrm(['contacts', 'list', '--pasword=hunter2-secret'], env);
