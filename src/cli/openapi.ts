@@ -42,6 +42,8 @@ export interface OpenApiOperation {
   /** `<namespace>_<method>` in snake case: `opportunities_get`, `api_key_status`. */
   readonly operationId: string;
   readonly summary: string;
+  /** The summary, and how the call is authenticated and scoped. */
+  readonly description: string;
   readonly tags: readonly [string];
   readonly security: readonly [Partial<Record<SecurityScheme, readonly []>>];
   readonly parameters: readonly OpenApiParameter[];
@@ -228,6 +230,13 @@ function envelopeOf({ endpoint }: Command): JsonSchema {
   return { ...envelope, properties };
 }
 
+/** How a call is authenticated and scoped, in words, for the operation's description. */
+function accessOf({ auth, tenantIn }: Command['endpoint']): string {
+  if (auth === 'admin') return "Needs a tenant administrator's bearer token; the tenant is the token's.";
+  const where = tenantIn === 'body' ? 'in the body' : 'in the query';
+  return `Needs the tenant's integration API key (x-api-key) and the tenant: tenantId ${where}, and x-tenant-id.`;
+}
+
 const json = (schema: JsonSchema): JsonContent => ({ 'application/json': { schema } });
 
 const success = (command: Command, description: string) => ({ description, content: json(envelopeOf(command)) });
@@ -238,6 +247,7 @@ function operationOf(command: Command): OpenApiOperation {
   return {
     operationId: snakeName(command),
     summary,
+    description: `${summary} ${accessOf(endpoint)}`,
     tags: [namespace],
     security: [endpoint.auth === 'admin' ? { adminBearer: [] } : { apiKey: [] }],
     parameters: parametersOf(command),
