@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { endpoints } from '../endpoints';
 import type { Endpoint } from '../internal/endpoint/define';
 import { placeholdersOf } from '../internal/endpoint/path';
+import { withFieldDocs } from './field-docs';
 
 /** The name of a row of the endpoint table (`getOpportunity`, ...). */
 export type EndpointName = keyof typeof endpoints;
@@ -15,6 +16,7 @@ export interface FieldSchema {
   readonly maxLength?: number;
   readonly minimum?: number;
   readonly maximum?: number;
+  readonly description?: string;
 }
 
 /** One field of a command's input: a flag on the command line, a property of an MCP tool's input. */
@@ -42,7 +44,9 @@ export interface Command {
    * The value given as the positional argument: the path's placeholder (`id`), or the one field of
    * a query that has just one, required (`grantId`). It is the SDK method's first argument.
    */
-  readonly positional: { readonly name: string; readonly in: 'path' | 'query' } | undefined;
+  readonly positional:
+    | { readonly name: string; readonly in: 'path' | 'query'; readonly description: string }
+    | undefined;
   /** Where the other fields go (the SDK method's input object), or undefined when there are none. */
   readonly inputIn: 'query' | 'body' | undefined;
   /** The input object's fields, in the schema's order (the positional is not among them). */
@@ -62,13 +66,14 @@ interface ObjectSchema {
 }
 
 /**
- * A schema as JSON Schema: what callers send (`input`) or what the SDK returns (`output`).
+ * A schema as JSON Schema: what callers send (`input`) or what the SDK returns (`output`), each
+ * property described by the TSDoc of its field (field-docs.ts).
  * Without zod's top-level `$schema`: every use embeds it (a flag, an OpenAPI document, an MCP
  * tool's property), where that keyword has no place.
  */
 export function jsonSchemaOf(schema: z.ZodMiniType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  return rest;
+  return withFieldDocs(schema, rest, io);
 }
 
 function fieldsOf(schema: z.ZodMiniType | undefined): Field[] {
@@ -90,9 +95,18 @@ function commandOf(name: EndpointName): Command {
   let fields = fieldsOf(inputIn === 'body' ? endpoint.body : endpoint.query);
   const [placeholder] = placeholdersOf(endpoint.path);
   let positional: Command['positional'];
-  if (placeholder) positional = { name: placeholder, in: 'path' };
-  else if (inputIn === 'query' && fields.length === 1 && fields[0]?.required) {
-    positional = { name: fields[0].name, in: 'query' };
+  if (placeholder) {
+    // `opportunities` -> `opportunity`: the record the path names.
+    const record = namespace.replace(/ies$/, 'y').replace(/s$/, '');
+    positional = { name: placeholder, in: 'path', description: `The id of the ${record} (min length 1).` };
+  } else if (inputIn === 'query' && fields.length === 1 && fields[0]?.required) {
+    // The one such field is `grantId`; the spec: "A grant is identified by a grantId supplied as a query parameter."
+    positional = {
+      name: fields[0].name,
+      in: 'query',
+      description:
+        fields[0].schema.description ?? `The ${fields[0].name} to look up, identified as the spec says (min length 1).`,
+    };
     fields = [];
   }
   return {

@@ -10,6 +10,7 @@ import { parseInput } from './input';
 import { invoke } from './invoke';
 import { openApiDocument } from './openapi';
 import { pageJson, printAll, printJson, type Streams, write } from './output';
+import { nearest } from './suggest';
 import { UsageError } from './usage-error';
 
 /** Everything `crm` touches outside its arguments, so that tests can give their own. */
@@ -92,9 +93,28 @@ function parse(args: readonly string[], specs: Readonly<Record<string, OptionSpe
     refuseConflicts(tokens);
     return { values: values as Values, positionals };
   } catch (error) {
+    const unknown = unknownOption(error, specs);
+    if (unknown) throw new UsageError(unknown, help);
     // parseArgs names the option and what is wrong with it; its code and stack add nothing.
     throw new UsageError((error as Error).message, help);
   }
+}
+
+/**
+ * An unknown option said plainly, with the nearest known ones (`--stauts`: did you mean
+ * `--status`?), where parseArgs would advise passing it as a positional argument. Only the
+ * option's name is repeated, never a value given with it (`--token=...`).
+ */
+function unknownOption(error: unknown, specs: Readonly<Record<string, OptionSpec>>): string | undefined {
+  if ((error as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
+  const given = /^Unknown option '(--?[^'=\s]+)/.exec((error as Error).message)?.[1];
+  if (!given) return undefined;
+  const long = Object.entries(specs).flatMap(([name, { type }]) =>
+    type === 'boolean' ? [`--${name}`, `--no-${name}`] : [`--${name}`],
+  );
+  const near = given.startsWith('--') ? nearest(given, long) : [];
+  const hint = near.length ? `; did you mean ${near.map((name) => `"${name}"`).join(' or ')}?` : '';
+  return `Unknown option "${given}"${hint}`;
 }
 
 /** Flags: one per field of the input; booleans as `--x` and `--no-x`. */
@@ -220,7 +240,15 @@ function unknownCommand(words: readonly string[], help?: string): UsageError {
       help,
     );
   }
-  return new UsageError(`Unknown command "${words.join(' ')}"`, help);
+  // The nearest commands, as git suggests them: `contacts lst` -> `contacts list`, `contact` -> `contacts`.
+  const known =
+    words.length === 1
+      ? [...new Set(commands.map((c) => kebab(c.namespace))), 'openapi', 'mcp']
+      : commands.filter((c) => kebab(c.namespace) === words[0]).map((c) => kebab(c.method));
+  const given = words.at(-1) ?? '';
+  const near = nearest(given, known).map((word) => (words.length === 1 ? word : `${words[0]} ${word}`));
+  const hint = near.length ? `; did you mean ${near.map((c) => `"${c}"`).join(' or ')}?` : '';
+  return new UsageError(`Unknown command "${words.join(' ')}"${hint}`, help);
 }
 
 async function dispatch(argv: readonly string[], io: Io): Promise<number> {

@@ -3,7 +3,15 @@ import { isCrmError } from '../core/errors';
 import type { Page } from '../core/page';
 import { PathId } from '../internal/endpoint/path';
 import { redactor } from '../internal/report/redaction';
-import { type Command, commands, isKeyManagement, jsonSchemaOf, snakeName } from './commands';
+import {
+  type Command,
+  commands,
+  type EndpointName,
+  type Field,
+  isKeyManagement,
+  jsonSchemaOf,
+  snakeName,
+} from './commands';
 import { invoke } from './invoke';
 import { pageJson } from './output';
 
@@ -48,10 +56,32 @@ const PAGING =
 function positionalSchema(command: Command): unknown {
   const positional = command.positional;
   if (!positional) return undefined;
-  if (positional.in === 'path') return jsonSchemaOf(PathId, 'input');
+  const { description } = positional;
+  if (positional.in === 'path') return { description, ...jsonSchemaOf(PathId, 'input') };
   // A query positional (`grantId`) was the query's only field: its schema is that field's.
   const query = command.endpoint.query ? jsonSchemaOf(command.endpoint.query, 'input') : {};
-  return (query as { properties?: Record<string, unknown> }).properties?.[positional.name];
+  const schema = (query as { properties?: Record<string, object> }).properties?.[positional.name];
+  return { description, ...schema };
+}
+
+/**
+ * Inputs whose requirement JSON Schema's `required` cannot say: `activities.create()` needs
+ * `opportunityId`, or `relatedToType` and `relatedToId` instead, which would take a top-level
+ * `anyOf` that MCP clients and model APIs refuse in a tool's input. The tool takes the integration
+ * flow's way, as the spec describes it ("for integrations it is the opportunity id"), and requires
+ * it, so that an input valid against the schema is never refused for a missing field.
+ */
+const toolInputs: Partial<Record<EndpointName, { readonly require: string; readonly omit: readonly string[] }>> = {
+  createActivity: { require: 'opportunityId', omit: ['relatedToType', 'relatedToId'] },
+};
+
+/** A command's fields as its tool takes them. */
+function toolFields(command: Command): readonly Field[] {
+  const adjust = toolInputs[command.name];
+  if (!adjust) return command.fields;
+  return command.fields
+    .filter((field) => !adjust.omit.includes(field.name))
+    .map((field) => (field.name === adjust.require ? { ...field, required: true } : field));
 }
 
 function definitionOf(command: Command): ToolDefinition {
@@ -61,7 +91,7 @@ function definitionOf(command: Command): ToolDefinition {
     properties[command.positional.name] = positionalSchema(command);
     required.push(command.positional.name);
   }
-  for (const field of command.fields) {
+  for (const field of toolFields(command)) {
     properties[field.name] = field.schema;
     if (field.required) required.push(field.name);
   }
@@ -105,7 +135,7 @@ const failure = (message: string): ToolResult => ({ content: [{ type: 'text', te
  * environment), so that nothing unchecked reaches the SDK, whatever the method does with extras.
  */
 function split(command: Command, args: Readonly<Record<string, unknown>>) {
-  const names = new Set(command.fields.map((field) => field.name));
+  const names = new Set(toolFields(command).map((field) => field.name));
   const positional = command.positional?.name;
   const unknown = Object.keys(args).filter((name) => name !== positional && !names.has(name));
   if (unknown.length > 0) {

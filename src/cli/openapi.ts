@@ -31,18 +31,28 @@ interface JsonContent {
   readonly 'application/json': { readonly schema: JsonSchema };
 }
 
+/** A response: its description and JSON body. */
+interface OpenApiResponse {
+  readonly description: string;
+  readonly content: JsonContent;
+}
+
 /** One endpoint row as an OpenAPI operation. */
 export interface OpenApiOperation {
   /** `<namespace>_<method>` in snake case: `opportunities_get`, `api_key_status`. */
   readonly operationId: string;
   readonly summary: string;
+  /** The summary, and how the call is authenticated and scoped. */
+  readonly description: string;
   readonly tags: readonly [string];
   readonly security: readonly [Partial<Record<SecurityScheme, readonly []>>];
   readonly parameters: readonly OpenApiParameter[];
   readonly requestBody?: { readonly required: true; readonly content: JsonContent };
+  /** `200`, and `201` beside it on a POST; `default` for failures. */
   readonly responses: {
-    readonly '2XX': { readonly description: string; readonly content: JsonContent };
-    readonly default: { readonly description: string; readonly content: JsonContent };
+    readonly '200': OpenApiResponse;
+    readonly '201'?: OpenApiResponse;
+    readonly default: OpenApiResponse;
   };
 }
 
@@ -54,7 +64,7 @@ export interface OpenApiDocument {
   readonly openapi: '3.1.0';
   readonly info: { readonly title: string; readonly version: string; readonly description: string };
   readonly servers: readonly [
-    { readonly url: '{base_url}'; readonly variables: { base_url: { default: string; description: string } } },
+    { readonly url: '{base_url}'; readonly description: string; readonly variables: { base_url: { default: string } } },
   ];
   readonly tags: readonly { readonly name: string }[];
   readonly paths: Readonly<Record<string, Partial<Record<HttpMethod, OpenApiOperation>>>>;
@@ -129,28 +139,52 @@ const tenantHeader = (): OpenApiParameter => ({
  * wins when both are sent, and the SDK always sends both. A document that made it optional would
  * let a generated client send a request the spec does not show working.
  */
-const tenantQuery = (): OpenApiParameter => ({
+const tenantQuery = (required: boolean): OpenApiParameter => ({
   name: 'tenantId',
   in: 'query',
-  required: true,
-  description: 'The tenant the call is scoped to.',
+  required,
+  description: required
+    ? 'The tenant the call is scoped to.'
+    : 'The tenant the call is scoped to. The spec does not mark it required here; the SDK always sends it, and `x-tenant-id` too.',
   schema: tenantSchema(),
 });
 
-function parametersOf({ endpoint }: Command): OpenApiParameter[] {
+/**
+ * Rows whose tenant the spec's table does not mark required: row 9 ("see note": where it goes is
+ * not shown) and row 10 ("query"). The SDK sends it in the query all the same.
+ */
+const tenantNotRequired: ReadonlySet<EndpointName> = new Set(['updateContact', 'listContacts']);
+
+function parametersOf({ name: row, endpoint, positional }: Command): OpenApiParameter[] {
   const path = placeholdersOf(endpoint.path).map(
-    (name): OpenApiParameter => ({ name, in: 'path', required: true, schema: jsonSchemaOf(PathId, 'input') }),
+    (name): OpenApiParameter => ({
+      name,
+      in: 'path',
+      required: true,
+      description: positional?.description ?? 'An id (min length 1).',
+      schema: jsonSchemaOf(PathId, 'input'),
+    }),
   );
-  const tenant = { query: [tenantQuery(), tenantHeader()], body: [tenantHeader()], none: [] }[endpoint.tenantIn];
+  const tenant = {
+    query: [tenantQuery(!tenantNotRequired.has(row)), tenantHeader()],
+    body: [tenantHeader()],
+    none: [],
+  }[endpoint.tenantIn];
   const query = endpoint.query ? (jsonSchemaOf(endpoint.query, 'input') as ObjectSchema) : {};
-  const fields = Object.entries(query.properties ?? {}).map(
-    ([name, schema]): OpenApiParameter => ({
+  const fields = Object.entries(query.properties ?? {}).map(([name, schema]): OpenApiParameter => {
+    const { description = positional?.name === name ? positional.description : undefined, ...rest } = schema as {
+      description?: string;
+    };
+    return {
       name,
       in: 'query',
       required: query.required?.includes(name) ?? false,
-      schema,
-    }),
-  );
+      // A parameter's description goes on the parameter, where generators and viewers read it.
+      ...(description === undefined ? {} : { description }),
+      // The spec gives grantId no constraint: its min length 1 is the SDK's own check.
+      schema: name === 'grantId' ? { type: 'string' } : rest,
+    };
+  });
   // The tenant comes before the query's own fields, as the SDK writes the query string.
   return [...path, ...tenant.filter((p) => p.in === 'query'), ...fields, ...tenant.filter((p) => p.in === 'header')];
 }
@@ -158,17 +192,18 @@ function parametersOf({ endpoint }: Command): OpenApiParameter[] {
 /**
  * The JSON body as sent: the body schema's input JSON Schema (its output is the same but where a
  * transform hides it), less the SDK-only fields, plus a required `tenantId` where the tenant goes
- * in the body.
+ * in the body. Open to other fields, as the SDK is: its `extraBody` sends fields the spec does not
+ * show, and a server or mock built from this document must take what the SDK sends.
  */
 function requestBodyOf({ name, endpoint }: Command): JsonSchema | undefined {
   if (!endpoint.body && endpoint.tenantIn !== 'body') return undefined;
   const schema: ObjectSchema = endpoint.body ? jsonSchemaOf(endpoint.body, 'input') : { type: 'object' };
   const dropped = new Set(sdkOnlyFields[name]);
   const properties = Object.entries(schema.properties ?? {}).filter(([field]) => !dropped.has(field));
-  const { required: all = [], ...rest } = schema;
+  const { required: all = [], additionalProperties: _closed, ...rest } = schema;
   const required = all.filter((field) => !dropped.has(field));
   if (endpoint.tenantIn === 'body') {
-    properties.unshift(['tenantId', tenantSchema()]);
+    properties.unshift(['tenantId', { description: 'The tenant the call is scoped to.', ...tenantSchema() }]);
     required.unshift('tenantId');
   }
   // An empty `required` is left out, as zod leaves it out.
@@ -184,13 +219,27 @@ function envelopeOf({ endpoint }: Command): JsonSchema {
   const data = outputOf(endpoint.data);
   const properties = {
     ...envelope.properties,
-    data: endpoint.list ? { type: 'array', items: data } : data,
-    ...(endpoint.list ? { pagination: outputOf(PaginationSchema) } : {}),
+    success: { description: 'True: the call succeeded.', ...envelope.properties?.success },
+    data: endpoint.list
+      ? { description: 'The records of this page.', type: 'array', items: data }
+      : { description: 'The result of the call.', ...data },
+    ...(endpoint.list
+      ? { pagination: { description: 'Where this page lies in the list.', ...outputOf(PaginationSchema) } }
+      : {}),
   };
   return { ...envelope, properties };
 }
 
+/** How a call is authenticated and scoped, in words, for the operation's description. */
+function accessOf({ auth, tenantIn }: Command['endpoint']): string {
+  if (auth === 'admin') return "Needs a tenant administrator's bearer token; the tenant is the token's.";
+  const where = tenantIn === 'body' ? 'in the body' : 'in the query';
+  return `Needs the tenant's integration API key (x-api-key) and the tenant: tenantId ${where}, and x-tenant-id.`;
+}
+
 const json = (schema: JsonSchema): JsonContent => ({ 'application/json': { schema } });
+
+const success = (command: Command, description: string) => ({ description, content: json(envelopeOf(command)) });
 
 function operationOf(command: Command): OpenApiOperation {
   const { namespace, summary, endpoint } = command;
@@ -198,14 +247,17 @@ function operationOf(command: Command): OpenApiOperation {
   return {
     operationId: snakeName(command),
     summary,
+    description: `${summary} ${accessOf(endpoint)}`,
     tags: [namespace],
     security: [endpoint.auth === 'admin' ? { adminBearer: [] } : { apiKey: [] }],
     parameters: parametersOf(command),
     ...(body ? { requestBody: { required: true, content: json(body) } as const } : {}),
+    // The spec shows no success codes (its responses are labelled only as default). The codes named
+    // are those a server sends, as the fake does: 200, and 201 on a POST (which may also answer
+    // 200). Not `2XX`: generators such as orval write it into TypeScript as a status literal.
     responses: {
-      // The spec shows no success codes (its responses are labelled only as default): 2XX says
-      // "a success" without inventing one, and lets code generators tell success from failure.
-      '2XX': { description: 'Success: the envelope, with `success` true.', content: json(envelopeOf(command)) },
+      ...(endpoint.method === 'POST' ? { '201': success(command, 'Created: the envelope, with `success` true.') } : {}),
+      '200': success(command, 'Success: the envelope, with `success` true.'),
       default: {
         description:
           'A failure. The spec shows neither the error body nor which status codes follow which failure; responses are JSON.',
@@ -234,19 +286,18 @@ export function openApiDocument({ version }: OpenApiOptions): OpenApiDocument {
       description:
         'Written by crm-integration-sdk from its endpoint table and zod schemas: what the SDK sends, and what it accepts back. Where the spec shows nothing (error bodies, status codes, most result fields), neither does this document.',
     },
+    // The variable is described in the server's description, not its own: swagger-parser's schema
+    // of OpenAPI 3.1 refuses a server variable's `description`, and many pipelines run it first.
     servers: [
       {
         url: '{base_url}',
-        variables: {
-          base_url: {
-            default: 'https://crm.example.com',
-            description: "The root address of the external API (the spec's {base_url}); the default is a placeholder.",
-          },
-        },
+        description:
+          "The root address of the external API, the spec's {base_url}; its default, https://crm.example.com, is a placeholder.",
+        variables: { base_url: { default: 'https://crm.example.com' } },
       },
     ],
     tags: [...new Set(commands.map((c) => c.namespace))].map((name) => ({ name })),
-    paths,
+    paths: nullableAsTypes(paths),
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "The tenant's integration API key." },
@@ -257,7 +308,28 @@ export function openApiDocument({ version }: OpenApiOptions): OpenApiDocument {
           description: "A tenant administrator's token, for key management.",
         },
       },
-      schemas: Object.fromEntries([...named].map(([schema, name]) => [name, jsonSchemaOf(schema, 'output')])),
+      schemas: nullableAsTypes(
+        Object.fromEntries([...named].map(([schema, name]) => [name, jsonSchemaOf(schema, 'output')])),
+      ),
     },
   };
+}
+
+/**
+ * `anyOf: [X, { type: 'null' }]`, where X has one type, written as X with `type: [t, 'null']`: the
+ * same schema, which Prism's dynamic mock can fake (an `anyOf` of an array and null makes it
+ * answer 500) and which generators read as plainly.
+ */
+function nullableAsTypes<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(nullableAsTypes) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value).map(([key, inner]) => [key, nullableAsTypes(inner)] as const);
+  const object = Object.fromEntries(entries) as Record<string, unknown>;
+  const { anyOf, ...rest } = object;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2) return object as T;
+  const [first, second] = anyOf as [Record<string, unknown>, Record<string, unknown>];
+  const isNull = (s: Record<string, unknown>) => s.type === 'null' && Object.keys(s).length === 1;
+  const other = isNull(second) ? first : isNull(first) ? second : undefined;
+  if (!other || typeof other.type !== 'string' || 'anyOf' in other) return object as T;
+  return { ...rest, ...other, type: [other.type, 'null'] } as T;
 }

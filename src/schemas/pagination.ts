@@ -8,13 +8,25 @@ import type { RecordSchemaOf } from './named';
  * a server which omits one still pages: the iterator then falls back to the page size.
  */
 export type Pagination = {
-  /** An integer. */
+  /**
+   * The number of this page: an integer, per the spec (the SDK accepts any number).
+   * @integer
+   */
   page?: number | null | undefined;
-  /** An integer. */
+  /**
+   * How many records a page holds: an integer, per the spec (the SDK accepts any number).
+   * @integer
+   */
   limit?: number | null | undefined;
-  /** An integer. */
+  /**
+   * How many records there are in all: an integer, per the spec (the SDK accepts any number).
+   * @integer
+   */
   total?: number | null | undefined;
-  /** An integer. */
+  /**
+   * How many pages there are: an integer, per the spec (the SDK accepts any number).
+   * @integer
+   */
   pages?: number | null | undefined;
 };
 

@@ -2,9 +2,10 @@
 /**
  * `crm-fake`: serves the fake CRM over HTTP and prints how to reach it. `crm-fake --help` for the options.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { generateFakeData } from './generate';
 import { startFakeCrmServer } from './server';
+import { type ServedTenants, TenantsError, tenantsFromList, tenantsFromSeed } from './tenants';
 
 const USAGE = `Usage: crm-fake [options]
 
@@ -15,7 +16,14 @@ Needs Node, Bun or Deno; msw is not needed.
 Options:
   --port <n>         port to listen on; 0 picks a free one (default: 0)
   --host <name>      interface to listen on (default: 127.0.0.1, loopback only)
-  --records <n>      generated accounts, contacts and opportunities, and 10 x n activities (default: 5)
+  --records <n>      generated accounts, contacts and opportunities, and 10 x n activities,
+                     for each tenant (default: 5)
+  --tenants <ids>    serve these tenants, comma-separated (acme,globex,initech): each with its
+                     own records, API key and admin token, printed one line each; the first is
+                     also printed as CRM_TENANT_ID, CRM_API_KEY and CRM_ADMIN_TOKEN
+                     (default: tenant_demo)
+  --seed <file>      serve the tenants and records of a JSON seed file instead of generated
+                     ones (README: "Seeding crm-fake"); not with --tenants or --records
   --rate-limit <n>   requests per second each API key (or admin token) may send, on average;
                      one more is answered 429 with Retry-After (default: no limit)
   --burst <n>        requests a key may send at once after a quiet spell: the size of its
@@ -37,7 +45,9 @@ function parse() {
       options: {
         port: { type: 'string', default: '0' },
         host: { type: 'string', default: '127.0.0.1' },
-        records: { type: 'string', default: '5' },
+        records: { type: 'string' },
+        tenants: { type: 'string' },
+        seed: { type: 'string' },
         'rate-limit': { type: 'string' },
         burst: { type: 'string' },
         latency: { type: 'string', default: '0' },
@@ -73,7 +83,13 @@ function rate(text: string): number {
 }
 
 const port = wholeNumber('port', values.port, 65_535);
-const records = wholeNumber('records', values.records);
+if (values.seed !== undefined && (values.tenants !== undefined || values.records !== undefined)) {
+  usageError(
+    `--seed gives the tenants and records itself: not with --${values.tenants === undefined ? 'records' : 'tenants'}`,
+  );
+}
+const records = wholeNumber('records', values.records ?? '5');
+const served = servedTenants();
 // The largest delay setTimeout honours: past it, it fires at once.
 const latencyMs = wholeNumber('latency', values.latency, 2_147_483_647);
 if (values.burst !== undefined && values['rate-limit'] === undefined) usageError('--burst needs --rate-limit');
@@ -85,18 +101,45 @@ if (perSecond !== undefined) {
   rateLimit = { perSecond, burst };
 }
 
+/** The tenants to serve, from --seed, --tenants, or the one default tenant. */
+function servedTenants(): ServedTenants {
+  try {
+    if (values.seed === undefined) return tenantsFromList(values.tenants ?? 'tenant_demo', records);
+    let text: string;
+    try {
+      text = readFileSync(values.seed, 'utf8');
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      return usageError(`--seed ${values.seed}: cannot read it${typeof code === 'string' ? ` (${code})` : ''}`);
+    }
+    return tenantsFromSeed(text, values.seed);
+  } catch (error) {
+    if (error instanceof TenantsError) return usageError(error.message);
+    throw error;
+  }
+}
+
 const server = await startFakeCrmServer({
   port,
   host: values.host,
   rateLimit,
   latencyMs,
-  seed: generateFakeData({ accounts: records, contacts: records, opportunities: records, activities: records * 10 }),
+  tenantId: served.tenantId,
+  seed: served.seed,
 }).catch((error: unknown) => {
   const reason = error instanceof Error ? error.message : String(error);
   process.stderr.write(`crm-fake: cannot serve on ${values.host}:${port}: ${reason}\n`);
   process.exit(1);
 });
 const { tenantId, apiKey, adminToken } = server.fake.credentials;
+// With more than one tenant, one line each, to paste as environment (the first also above).
+const perTenant =
+  served.tenants.length > 1
+    ? served.tenants.map(
+        (t) =>
+          `tenant ${t.id}: CRM_TENANT_ID=${t.id} CRM_API_KEY=${t.apiKey ?? ''}${t.adminToken ? ` CRM_ADMIN_TOKEN=${t.adminToken}` : ''}`,
+      )
+    : [];
 const limits = [
   rateLimit && `${rateLimit.perSecond} requests/s per key, burst ${rateLimit.burst}`,
   latencyMs > 0 && `${latencyMs} ms latency`,
@@ -108,6 +151,7 @@ process.stdout.write(
     `CRM_TENANT_ID=${tenantId}`,
     `CRM_API_KEY=${apiKey}`,
     `CRM_ADMIN_TOKEN=${adminToken}`,
+    ...perTenant,
     '',
   ].join('\n'),
 );

@@ -1,3 +1,4 @@
+import type * as z from 'zod/mini';
 import { endpoints } from '../endpoints';
 import type { Endpoint } from '../internal/endpoint/define';
 import { issuesOf } from '../internal/endpoint/issues';
@@ -400,8 +401,8 @@ export class FakeCrmCore {
 
     const parsed = endpoint.parseInput({
       path: Object.keys(params).length ? params : undefined,
-      query: endpoint.query ? coerceNumbers(query) : undefined,
-      body: endpoint.body ? body : undefined,
+      query: endpoint.query ? coerceNumbers(knownOnly(endpoint.query, query)) : undefined,
+      body: endpoint.body ? knownOnly(endpoint.body, body) : undefined,
     });
     if (!parsed.success) {
       const details = issuesOf(parsed.error, 1).map(({ field, message }) => ({ field, message }));
@@ -430,6 +431,21 @@ function decodeSegment(segment: string): string {
   } catch {
     throw new FakeHttpError(400, 'VALIDATION_ERROR', 'The path is not valid percent-encoding');
   }
+}
+
+/**
+ * The fields `schema` names, checked as the SDK checks them; the others are accepted and ignored,
+ * as a server ignores what it does not use: they are what `extraQuery` and `extraBody` send, for
+ * fields the spec does not show, and a README example must run against the fake as written.
+ * They are not stored (one could name `id` or `tenantId`, which are the fake's to set).
+ */
+function knownOnly<T>(schema: z.ZodMiniType, fields: Record<string, T>): Record<string, T> {
+  // A pipe (activities.create()) checks its fields with the object it starts with.
+  const def = schema._zod.def as { type: string; in?: z.ZodMiniType; shape?: Record<string, unknown> };
+  const shape =
+    def.type === 'pipe' && def.in ? (def.in._zod.def as { shape?: Record<string, unknown> }).shape : def.shape;
+  if (!shape) return fields;
+  return Object.fromEntries(Object.entries(fields).filter(([name]) => Object.hasOwn(shape, name)));
 }
 
 // Query strings carry text; the shared schemas expect numbers for `page` and `limit`.

@@ -80,9 +80,14 @@ describe('crm mcp', () => {
     expect(list?.inputSchema).toEqual({
       type: 'object',
       properties: {
-        page: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-        limit: { type: 'integer', minimum: 1, maximum: 200 },
-        status: { type: 'string', enum: ['active', 'inactive'] },
+        page: {
+          description: expect.stringContaining('page'),
+          type: 'integer',
+          minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
+        },
+        limit: { description: expect.stringContaining('1 to 200'), type: 'integer', minimum: 1, maximum: 200 },
+        status: { description: expect.stringContaining('`active`'), type: 'string', enum: ['active', 'inactive'] },
       },
       required: [],
       additionalProperties: false,

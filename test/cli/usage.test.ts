@@ -33,6 +33,45 @@ describe('crm usage', () => {
     expect(fake.requests).toEqual([]);
   });
 
+  it('names an unknown option and suggests the nearest, as git does, and sends nothing', async () => {
+    const { fake, env } = await fakeCrm();
+    const cases: [string[], string][] = [
+      [['contacts', 'list', '--stauts', 'active'], 'Unknown option "--stauts"; did you mean "--status"?'],
+      [['contacts', 'list', '--limt=3'], 'Unknown option "--limt"; did you mean "--limit"?'],
+      [
+        ['contacts', 'update', 'con_1', '--no-is-primry'],
+        'Unknown option "--no-is-primry"; did you mean "--no-is-primary"?',
+      ],
+      [['contacts', 'list', '--colour', 'red'], 'Unknown option "--colour"'],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCrm(args, env);
+      expect({ args, code: run.code, message: JSON.parse(run.stderr).message }).toEqual({ args, code: 2, message });
+    }
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('suggests the nearest command for an unknown one, and sends nothing', async () => {
+    const { fake, env } = await fakeCrm();
+    const cases: [string[], string][] = [
+      [['contacts', 'lst'], 'Unknown command "contacts lst"; did you mean "contacts list"?'],
+      [['opportunites', 'get', 'opp_1'], 'Unknown command "opportunites"; did you mean "opportunities"?'],
+      [['xyzzy'], 'Unknown command "xyzzy"'],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCrm(args, env);
+      expect({ args, code: run.code, message: JSON.parse(run.stderr).message }).toEqual({ args, code: 2, message });
+    }
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('repeats only the name of an unknown option, never the value given with it', async () => {
+    const { env } = await fakeCrm();
+    const run = await runCrm(['contacts', 'list', '--pasword=hunter2-secret'], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).not.toContain('hunter2-secret');
+  });
+
   it('accepts an option given twice with the same value', async () => {
     const { fake, env } = await fakeCrm();
     const run = await runCrm(['contacts', 'list', '--limit', '2', '--limit', '2'], env);

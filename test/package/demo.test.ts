@@ -1,22 +1,9 @@
-import { spawn } from 'node:child_process';
 import { http, passthrough } from 'msw';
 import { describe, expect, test } from 'vitest';
 import { server } from '../support/msw-server';
+import { runNode as run } from '../support/run-node';
 
 // `npm test` builds dist/ first; the demo and the bin run on it as a user would run them.
-function run(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, args, { env: { ...process.env, CRM_BASE_URL: '', ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exit = new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { child, exit, output: () => ({ stdout, stderr }) };
-}
 
 describe('npm run demo', () => {
   test('runs every example against the fake server over real HTTP and exits 0', async () => {
@@ -84,6 +71,8 @@ describe('the crm-fake bin', () => {
       '--rate-limit <n>',
       '--burst <n>',
       '--latency <ms>',
+      '--tenants <ids>',
+      '--seed <file>',
       '-h, --help',
     ])
       expect(stdout).toContain(option);

@@ -1,0 +1,85 @@
+import { describe, expect, test } from 'vitest';
+import { createFakeCrm } from '../../src/testing/index';
+import { TenantsError, tenantsFromList, tenantsFromSeed } from '../../src/testing/tenants';
+
+/* The tenants crm-fake serves from the shell: --tenants and seed files, and what each refuses. */
+
+describe('tenantsFromList', () => {
+  test('gives each tenant its own records, key and admin token; the first is the fake’s own', () => {
+    const served = tenantsFromList('acme,globex,initech', 2);
+    expect(served.tenantId).toBe('acme');
+    expect(served.tenants).toEqual([
+      { id: 'acme', apiKey: 'fake-api-key-acme', adminToken: 'fake-admin-token-acme' },
+      { id: 'globex', apiKey: 'fake-api-key-globex', adminToken: 'fake-admin-token-globex' },
+      { id: 'initech', apiKey: 'fake-api-key-initech', adminToken: 'fake-admin-token-initech' },
+    ]);
+    const fake = createFakeCrm({ tenantId: served.tenantId, seed: served.seed });
+    for (const id of ['acme', 'globex', 'initech']) {
+      expect([...fake.store.contacts.values()].filter((c) => c.tenantId === id)).toHaveLength(2);
+      expect(fake.store.tenants.get(id)?.apiKey).toBe(`fake-api-key-${id}`);
+    }
+  });
+
+  test.each([
+    [',', '"" is not a tenant id'],
+    ['acme,,globex', '"" is not a tenant id'],
+    ['acme,acme', 'tenant "acme" is named twice'],
+    ['a b', '"a b" is not a tenant id'],
+    ['a=b', '"a=b" is not a tenant id'],
+    ['-rf', '"-rf" is not a tenant id'],
+    ['a\nCRM_API_KEY=stolen', '"a\\nCRM_API_KEY=stolen" is not a tenant id'],
+    ['x'.repeat(65), 'is not a tenant id'],
+  ])('refuses %j with a TenantsError that says why', (list, reason) => {
+    expect(() => tenantsFromList(list, 1)).toThrow(TenantsError);
+    expect(() => tenantsFromList(list, 1)).toThrow(reason);
+  });
+});
+
+describe('tenantsFromSeed', () => {
+  const seedFile = {
+    tenants: [{ id: 'acme', apiKey: 'key-acme-123' }, { id: 'globex' }, { id: 'initech', apiKey: null }],
+    accounts: [{ id: 'acc_1', tenantId: 'globex', name: 'Globex Ltd' }, { name: 'Acme Ltd' }],
+  };
+
+  test('serves the file’s tenants, defaulting keys and administrators, and its records', () => {
+    const served = tenantsFromSeed(JSON.stringify(seedFile), 'seed.json');
+    expect(served.tenants).toEqual([
+      { id: 'acme', apiKey: 'key-acme-123', adminToken: 'fake-admin-token-acme' },
+      { id: 'globex', apiKey: 'fake-api-key-globex', adminToken: 'fake-admin-token-globex' },
+      { id: 'initech', apiKey: null, adminToken: 'fake-admin-token-initech' },
+    ]);
+    const fake = createFakeCrm({ tenantId: served.tenantId, seed: served.seed });
+    expect(fake.credentials.apiKey).toBe('key-acme-123');
+    expect(fake.store.accounts.get('acc_1')?.tenantId).toBe('globex');
+    // A record that names no tenant is the first tenant's.
+    expect([...fake.store.accounts.values()].find((a) => a.name === 'Acme Ltd')?.tenantId).toBe('acme');
+  });
+
+  test.each([
+    ['{"tenants": [{"id": "acme", "apiKey": "sk_live_SECRET"', 'not valid JSON'],
+    ['[]', '(the file)'],
+    ['{"tenant": []}', 'tenant: Unknown field'],
+    ['{"tenants": [{"id": "a b"}]}', 'tenants.0.id'],
+    ['{"tenants": [{"id": "acme"}, {"id": "acme"}]}', 'tenant "acme" is listed twice'],
+    ['{"tenants": [{"id": "acme"}], "accounts": [{"tenantId": "umbrella"}]}', 'accounts.0.tenantId names no tenant'],
+    ['{"tenants": [{"id": "acme", "rateLimit": {"perSecond": 0, "burst": 1}}]}', 'rateLimit.perSecond'],
+    ['{"accounts": [{"id": "x"}], "contacts": [{"id": "x"}]}', 'record id "x" is used twice'],
+    ['{"tenants": [{"id": "acme", "apiKey": "has space SECRET"}]}', 'tenants.0.apiKey'],
+    [
+      '{"users": [{"id": "u1", "name": "A", "token": "SECRET-t"}, {"id": "u2", "name": "B", "token": "SECRET-t"}]}',
+      'two users have the same token',
+    ],
+    ['{"users": [{"id": "u1", "name": "A"}, {"id": "u1", "name": "B"}]}', 'user id "u1" is used twice'],
+  ])('refuses %s, naming the file and the fault, and never a key in it', (text, reason) => {
+    let error: unknown;
+    try {
+      tenantsFromSeed(text, 'seed.json');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(TenantsError);
+    expect((error as Error).message).toContain('--seed seed.json: ');
+    expect((error as Error).message).toContain(reason);
+    expect((error as Error).message).not.toContain('SECRET');
+  });
+});
