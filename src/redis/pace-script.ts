@@ -3,7 +3,8 @@
  * server's clock (`TIME`, so that the workers' clocks do not matter): the same steps as
  * memory-store.ts. KEYS[1]: the key's hash (phase, turn, next, startedAt, learned, learnedAt);
  * KEYS[2]: the list of the phase's reservations, `turn,count,at,intervalMs`, the first 500.
- * ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); then the step's arguments.
+ * ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); then the step's arguments
+ * (reserve: count, intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned).
  * Every write sets both keys' TTL: nothing outlives its disuse, and a worker that dies holds
  * nothing. Times go out as strings: a Lua number in a reply is cut to an integer.
  */
@@ -40,7 +41,7 @@ if tonumber(ARGV[3]) ~= phase then return false end
 if step == 'refuse' then
   local entries = redis.call('LRANGE', log, 0, -1)
   redis.call('DEL', log)
-  local next = now + tonumber(ARGV[4])
+  local next = now + tonumber(ARGV[5])
   redis.call('HSET', s, 'phase', phase + 1, 'turn', 0, 'next', ms(next))
   expire(next)
   return entries

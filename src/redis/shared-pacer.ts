@@ -33,9 +33,14 @@ import { CATCH_UP_MS, MemoryStore } from './memory-store';
  * in memory, for STORE_RETRY_MS, with one warning per outage; nothing fails because of it.
  */
 
-/** A lease spans about this long, so that a shared store is asked once for several turns. */
+/**
+ * A lease spans about this long, so that a shared store is asked once for several turns, and
+ * holds at most LEASE_MAX of them (LEASE_RAMP while no rate is known: the ramp overshoots the
+ * bucket, and the turns a lease holds go out whatever another process's refusal said meanwhile).
+ */
 const LEASE_MS = 50;
-const LEASE_MAX = 64;
+const LEASE_MAX = 10;
+const LEASE_RAMP = 2;
 /** How long a shared store may take to answer; after a failure, how long it is left alone. */
 const STORE_MS = 100;
 const STORE_RETRY_MS = 5000;
@@ -173,7 +178,7 @@ export class SharedPacer implements KeyPacer {
       if (reservations) this.#ended = { store, phase, reservations, outcomes, dry: ticket.turn };
     };
     if (store === this.#local) end(this.#local.refuse(this.#key, phase, ticket.turn, wait));
-    else this.#ask(() => store.refuse(this.#key, phase, ticket.turn, wait)).then(end, () => {});
+    else this.#ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
     this.#pump();
   }
 
@@ -249,8 +254,9 @@ export class SharedPacer implements KeyPacer {
     const now = performance.now();
     const pace = this.#pace(now + this.#offset);
     const interval = 1000 / pace;
+    const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
     const count = this.#probed
-      ? Math.max(1, Math.min(this.#queue.size, LEASE_MAX, Math.floor((pace * LEASE_MS) / 1000)))
+      ? Math.max(1, Math.min(this.#queue.size, most, Math.floor((pace * LEASE_MS) / 1000)))
       : 1;
     const shared = this.#shared;
     if (now < this.#sharedAfter) {
@@ -258,7 +264,7 @@ export class SharedPacer implements KeyPacer {
       return true;
     }
     this.#reserving = true;
-    this.#ask(() => shared.reserve(this.#key, count, interval))
+    this.#ask(() => shared.reserve(this.#key, count, interval), checkedLease)
       .then(
         (lease) => this.#take(shared, lease, interval, count),
         () => {},
@@ -290,29 +296,31 @@ export class SharedPacer implements KeyPacer {
   }
 
   /**
-   * A shared store's answer within STORE_MS; a failure or a late answer leaves the store alone for
-   * STORE_RETRY_MS. (Its answers are taken as they come: a store checks what it reads, as
-   * `redisStore()` does; the worst a wrong one does here is pace badly.)
+   * A shared store's answer within STORE_MS, checked by `check`; a failure, a late or a wrong
+   * answer leaves the store alone for STORE_RETRY_MS (the key paced in this process meanwhile),
+   * with one warning per outage.
    */
-  #ask<T>(call: () => T | Promise<T>): Promise<T> {
+  #ask<T>(call: () => T | Promise<T>, check: (answer: T) => T): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${STORE_MS} ms`)), STORE_MS);
     });
-    return Promise.race([Promise.resolve().then(call), late]).then(
-      (answer) => {
-        clearTimeout(timer);
-        this.#outage.down = false;
-        return answer;
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        this.#sharedAfter = performance.now() + STORE_RETRY_MS;
-        if (!this.#outage.down) warn(this.#logger, error, this.#key);
-        this.#outage.down = true;
-        throw error;
-      },
-    );
+    return Promise.race([Promise.resolve().then(call), late])
+      .then(check)
+      .then(
+        (answer) => {
+          clearTimeout(timer);
+          this.#outage.down = false;
+          return answer;
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          this.#sharedAfter = performance.now() + STORE_RETRY_MS;
+          if (!this.#outage.down) warn(this.#logger, error, this.#key);
+          this.#outage.down = true;
+          throw error;
+        },
+      );
   }
 
   /** The rate of the phase this pacer's refusal ended, told to the store it came from. */
@@ -349,7 +357,11 @@ export class SharedPacer implements KeyPacer {
     this.#learned = { ...learned, at: performance.now() + this.#offset };
     const { store } = ended;
     if (store === this.#local) this.#local.learn(this.#key, ended.phase + 1, learned);
-    else this.#ask(() => store.learn(this.#key, ended.phase + 1, learned)).catch(() => {});
+    else
+      this.#ask(
+        () => store.learn(this.#key, ended.phase + 1, learned),
+        (answer) => answer,
+      ).catch(() => {});
   }
 }
 
@@ -386,4 +398,58 @@ function warn(logger: CrmLogger | undefined, error: unknown, key: string): void 
     if (!logger) console.warn(line);
     else (logger(line, entry) as unknown as Promise<unknown> | undefined)?.then?.(undefined, () => {});
   } catch {}
+}
+
+/** The longest wait before a turn a store may ask for: longer is a wrong answer, not a pause. */
+const DELAY_MAX = 2_147_483_647;
+
+/** A store's lease, if it is one (a store of the user's may answer anything): anything else is a failure of the store. */
+function checkedLease(lease: PaceLease): PaceLease {
+  const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+  const whole = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+  if (
+    typeof lease !== 'object' ||
+    lease === null ||
+    !whole(lease.phase) ||
+    !whole(lease.turn) ||
+    !finite(lease.now) ||
+    !finite(lease.startedAt) ||
+    !finite(lease.delayMs) ||
+    lease.delayMs < 0 ||
+    lease.delayMs > DELAY_MAX
+  ) {
+    throw new TypeError('The pace store answered reserve() with something else than a lease');
+  }
+  const { learned } = lease;
+  if (learned === undefined) return lease;
+  const rate = (value: unknown) => (finite(value) && value > 0 ? value : undefined);
+  if (typeof learned !== 'object' || learned === null || !finite(learned.at)) {
+    throw new TypeError('The pace store answered reserve() with something else than what was learned');
+  }
+  return {
+    ...lease,
+    learned: { rate: rate(learned.rate), ceiling: rate(learned.ceiling), ramp: rate(learned.ramp), at: learned.at },
+  };
+}
+
+/** A store's reservations of an ended phase, if they are such (undefined: not ended by this refusal). */
+function checkedReservations(
+  reservations: readonly PaceReservation[] | undefined,
+): readonly PaceReservation[] | undefined {
+  if (reservations === undefined || reservations === null) return undefined;
+  const ok =
+    Array.isArray(reservations) &&
+    reservations.every(
+      (r: PaceReservation) =>
+        Number.isSafeInteger(r?.turn) &&
+        r.turn >= 0 &&
+        Number.isSafeInteger(r.count) &&
+        r.count >= 1 &&
+        r.turn + r.count <= 100_000 &&
+        Number.isFinite(r.at) &&
+        Number.isFinite(r.intervalMs) &&
+        r.intervalMs >= 0,
+    );
+  if (!ok) throw new TypeError('The pace store answered refuse() with something else than the reservations of a phase');
+  return reservations;
 }
