@@ -1,5 +1,5 @@
 import type { PaceStore } from '../core/pace-store';
-import { SHARED_PACER, type SharedPacerFactory } from '../internal/waiting/pacer';
+import { PACERS_KEPT, SHARED_PACER, type SharedPacerFactory } from '../internal/waiting/pacer';
 import { SharedPacer } from './shared-pacer';
 
 /**
@@ -19,7 +19,20 @@ export function sharedPaceStore<S extends PaceStore>(store: S): S {
     throw new TypeError('sharedPaceStore(store): store must have reserve(), refuse() and learn()');
   }
   const outage = { down: false };
-  const factory: SharedPacerFactory = (waits, key, logger) => new SharedPacer(waits, key, store, logger, outage);
+  // One pacer per transport (its waits) and key, as the main entry keeps its own.
+  const pacers = new WeakMap<object, Map<string, SharedPacer>>();
+  const factory: SharedPacerFactory = (waits, key, logger) => {
+    const ofTransport = pacers.get(waits) ?? new Map<string, SharedPacer>();
+    pacers.set(waits, ofTransport);
+    let pacer = ofTransport.get(key);
+    if (!pacer) {
+      if (ofTransport.size >= PACERS_KEPT)
+        for (const [each, old] of ofTransport) if (old.idle()) ofTransport.delete(each);
+      pacer = new SharedPacer(waits, key, store, logger, outage);
+      ofTransport.set(key, pacer);
+    }
+    return pacer;
+  };
   // Not enumerable: inspecting or spreading the store shows its own fields only.
   Object.defineProperty(store, SHARED_PACER, { value: factory, configurable: true });
   return store;

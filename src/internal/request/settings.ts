@@ -73,8 +73,7 @@ const defaults = {
         value === 'off' ||
         value === 'auto' ||
         ((value as ThrottleOptions)?.mode === 'auto' &&
-          ((value as ThrottleOptions).store === undefined ||
-            typeof sharedPacerOf((value as ThrottleOptions).store) === 'function')),
+          ((value as ThrottleOptions).store === undefined || !!sharedPacerOf((value as ThrottleOptions).store))),
       { error: "Must be 'off', 'auto' or { mode: 'auto', store } (a store of crm-integration-sdk/redis)" },
     ),
   ),

@@ -141,9 +141,7 @@ export class Transport {
    */
   async #admit(request: PreparedRequest, retry: boolean): Promise<Paced | undefined> {
     const { settings, deadline } = request;
-    const pacer = settings.throttle
-      ? this.#pacers.of(credentialOf(request), settings.throttle === true ? undefined : settings.throttle)
-      : undefined;
+    const pacer = settings.throttle ? this.#pacers.of(credentialOf(request), settings.throttle) : undefined;
     for (let again = retry; ; again = true) {
       const ticket = pacer ? await pacer.turn(again, settings.signal, deadline) : undefined;
       await this.#slots?.acquire(settings.signal, deadline);

@@ -45,6 +45,8 @@ const QUIET_MS = 30_000;
 export const CLIMB = 1.1;
 /** A range of rates that agree with a phase this narrow (high over low) is trusted: no climb. */
 const NARROW = 1.25;
+/** How far past a rate found from distorted times (bounds that cross, turns bunched) the pace may climb. */
+const DISTORTED = 1.1;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
 export const DEFAULT_PAUSE_MS = 1000;
 /** How long the first calls wait for the first request's answer, at most. */
@@ -114,8 +116,6 @@ class Pacer implements KeyPacer {
   #rampFrom = 0;
   #pausedUntil = 0;
   #next = 0;
-  /** When the rate was learned: the climb starts there. */
-  #learnedAt = 0;
   readonly #queue = new Queue<Waiting<Turn>>();
   readonly #waits: Waits;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -148,7 +148,8 @@ class Pacer implements KeyPacer {
   learned(ticket: Turn, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     // The first request's answer: the calls behind it may go.
-    if (ticket.phase === 0 && ticket.index === 0 && this.#probing !== 0) {
+    // (While it is awaited, no other turn is given: turn 0 of phase 0.)
+    if (ticket.index === 0 && this.#probing !== 0) {
       this.#probing = 0;
       this.#rampFrom = performance.now();
       if (!refusal) this.#pump();
@@ -178,7 +179,6 @@ class Pacer implements KeyPacer {
     // over), not past this pace.
     if (this.#rate !== undefined) this.#ceiling = Math.min(this.#ceiling, this.#pace(now));
     else if (dry < 2) this.#ramp /= 4;
-    this.#learnedAt = now + wait;
     this.#pausedUntil = now + wait;
     this.#next = this.#pausedUntil;
     this.#phase += 1;
@@ -209,7 +209,8 @@ class Pacer implements KeyPacer {
     const rate = this.#rate;
     if (rate === undefined)
       return this.#ramp * 2 ** ((now - Math.max(this.#times[0] ?? now, this.#rampFrom)) / RAMP_MS);
-    return climbed(rate, this.#ceiling, now - this.#learnedAt);
+    // The climb starts when the pause is over, when the rate is found.
+    return climbed(rate, this.#ceiling, now - this.#pausedUntil);
   }
 
   /**
@@ -273,9 +274,10 @@ export const climbed = (rate: number, ceiling: number, ms: number): number =>
  * before it accepted. Each accepted request says the bucket held a token then, which it does
  * from some rate up; each refused one that it was dry, which it is up to some rate. The answer
  * is the middle of the rates that agree with every outcome heard, and the ceiling the pace may
- * climb to the highest of them (the middle itself when they are close). Where none do (the server
- * saw some requests at other times than they were sent: a stall bunched or spread them), the
- * middle of the two bounds, which cross, and the higher of them the ceiling.
+ * climb to the highest of them (the middle itself when they are close). Where none do (by more than
+ * 5%), or where a quarter of the turns went out bunched, the server saw requests at other times than they were sent
+ * (a stall bunched or spread them), which was seen to put the middle 5 to 10% low: the middle
+ * still, and a ceiling DISTORTED above it.
  */
 export function rateOf(
   times: readonly number[],
@@ -309,8 +311,15 @@ export function rateOf(
   // of the client or of the server), the middle of the two still.
   const low = boundary((rate) => misses(rate).short === 0);
   const high = boundary((rate) => misses(rate).over > 0);
-  const rate = Math.max(1, Math.sqrt(low * high));
-  return { rate, ceiling: Math.max(low, high) / Math.min(low, high) > NARROW ? Math.max(low, high) : rate };
+  const rate = Math.sqrt(low * high);
+  // Turns given at once (a busy event loop) reach the server otherwise than their times say.
+  let bunched = 0;
+  for (let i = 1; i <= dry; i++) if ((times[i] as number) - (times[i - 1] as number) < 1) bunched++;
+  return {
+    rate,
+    // Bounds that cross by a little are rounding (a request on the edge of a token), not distortion.
+    ceiling: low > high * 1.05 || bunched * 4 > dry ? rate * DISTORTED : high / low > NARROW ? high : rate,
+  };
 }
 
 /** The rate from which `holds` is true, for a `holds` false below some rate and true above it. */
@@ -326,8 +335,8 @@ function boundary(holds: (rate: number) => boolean): number {
 }
 
 /**
- * Makes the pacer of a key whose pace a store shares: `waits` are the transport's waits for a
- * turn, `logger` the client's (for the warning when the store fails).
+ * The pacer of a key whose pace a store shares, made once per transport (its `waits` for a turn)
+ * and key; `logger`: the client's, for the warning when the store fails.
  */
 export type SharedPacerFactory = (waits: Waits, key: string, logger: CrmLogger | undefined) => KeyPacer;
 
@@ -344,7 +353,7 @@ export const sharedPacerOf = (store: unknown): SharedPacerFactory | undefined =>
 
 /** The pacers of a transport's credentials, one for each credential (and store). */
 export class Pacers {
-  readonly #byStore = new Map<object, Map<string, KeyPacer>>();
+  readonly #byCredential = new Map<string, Pacer>();
   readonly #waits = new Waits('pace');
   readonly #logger: CrmLogger | undefined;
 
@@ -353,17 +362,16 @@ export class Pacers {
     this.#logger = logger;
   }
 
-  /** The pacer of a credential (its key, or its token), in this process or shared through `store`. */
-  of(credential: string, store: object = this): KeyPacer {
-    const pacers = this.#byStore.get(store) ?? new Map<string, KeyPacer>();
-    this.#byStore.set(store, pacers);
-    let pacer = pacers.get(credential);
+  /** The pacer of a credential (its key, or its token): in this process (`true`), or shared through `store`, which keeps its own. */
+  of(credential: string, store: object | true): KeyPacer {
+    if (store !== true) return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger);
+    let pacer = this.#byCredential.get(credential);
     if (!pacer) {
-      if (pacers.size >= PACERS_KEPT) {
-        for (const [key, each] of pacers) if (each.idle()) pacers.delete(key);
+      if (this.#byCredential.size >= PACERS_KEPT) {
+        for (const [key, each] of this.#byCredential) if (each.idle()) this.#byCredential.delete(key);
       }
-      pacer = sharedPacerOf(store)?.(this.#waits, credential, this.#logger) ?? new Pacer(this.#waits);
-      pacers.set(credential, pacer);
+      pacer = new Pacer(this.#waits);
+      this.#byCredential.set(credential, pacer);
     }
     return pacer;
   }
