@@ -54,7 +54,8 @@ process.on('disconnect', () => process.exit(0));
 async function rawFetch(url, tenant, indices, workers, index) {
   const headers = { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': tenant.key };
   const { perSecond, burst } = tenant.rateLimit;
-  const every = (1000 * workers) / perSecond;
+  // 1% under its share: timers fire late, and a request bunched with the next finds the bucket dry.
+  const every = (1010 * workers) / perSecond;
   const ownBurst = Math.floor(burst / workers);
   const start = performance.now();
   return Promise.allSettled(

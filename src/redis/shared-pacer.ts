@@ -44,6 +44,8 @@ const LEASE_RAMP = 2;
 /** How long a shared store may take to answer; after a failure, how long it is left alone. */
 const STORE_MS = 100;
 const STORE_RETRY_MS = 5000;
+/** How long before the end of its pause the process whose refusal ended a phase finds its rate. */
+const LEARN_EARLY_MS = 150;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
@@ -59,6 +61,8 @@ interface Ended {
   readonly reservations: readonly PaceReservation[];
   /** What became of this process's turns of the phase. */
   readonly outcomes: Map<number, number>;
+  /** When this process's turns of the phase went (the store's clock): truer than their schedule on a busy machine. */
+  readonly sent: Map<number, number>;
   readonly dry: number;
 }
 
@@ -89,6 +93,7 @@ export class SharedPacer implements KeyPacer {
   #startedAt = 0;
   #learned: Learned | undefined;
   #outcomes = new Map<number, number>();
+  #sent = new Map<number, number>();
   #ended: Ended | undefined;
   #pausedUntil = 0;
   /** Until when the first calls wait for the first request's answer (0: not waiting). */
@@ -167,15 +172,23 @@ export class SharedPacer implements KeyPacer {
     const wait = Math.min(retryAfterMsOf(headers) ?? DEFAULT_PAUSE_MS, maxRetryAfter);
     const { store, phase } = ticket;
     const outcomes = this.#outcomes;
+    const sent = this.#sent;
     this.#barren = ticket.turn === 0 ? this.#barren + 1 : 0;
     this.#pausedUntil = performance.now() + wait;
     this.#phase = -1;
     this.#left = 0;
     this.#outcomes = new Map();
+    this.#sent = new Map();
     // The store ends the phase, unless another process's refusal ended it first; the one that
     // ended it finds the rate when the pause is over.
     const end = (reservations: readonly PaceReservation[] | undefined) => {
-      if (reservations) this.#ended = { store, phase, reservations, outcomes, dry: ticket.turn };
+      if (!reservations) return;
+      const ended: Ended = { store, phase, reservations, outcomes, sent, dry: ticket.turn };
+      this.#ended = ended;
+      // Found a little before the pause is over (the phase's answers are in by then), so that the
+      // other processes, whose pause ends with this one's, lease at the rate found, not the last.
+      // (Not a reason for the process to stay up: unref.)
+      setTimeout(() => this.#ended === ended && this.#learn(ended), Math.max(0, wait - LEARN_EARLY_MS)).unref();
     };
     if (store === this.#local) end(this.#local.refuse(this.#key, phase, ticket.turn, wait));
     else this.#ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
@@ -235,6 +248,7 @@ export class SharedPacer implements KeyPacer {
       // Late by a little (a timer on a busy machine): caught up. More: nothing saved up to send at once.
       if (now - this.#at > CATCH_UP_MS) this.#at = now;
       const ticket: Ticket = { store: this.#store, phase: this.#phase, turn: this.#turn };
+      this.#sent.set(this.#turn, now + this.#offset);
       this.#turn += 1;
       this.#left -= 1;
       this.#at += this.#interval;
@@ -287,6 +301,7 @@ export class SharedPacer implements KeyPacer {
       this.#store = store;
       this.#phase = lease.phase;
       this.#outcomes = new Map();
+      this.#sent = new Map();
     }
     this.#startedAt = lease.startedAt;
     this.#turn = lease.turn;
@@ -326,14 +341,14 @@ export class SharedPacer implements KeyPacer {
   /** The rate of the phase this pacer's refusal ended, told to the store it came from. */
   #learn(ended: Ended): void {
     this.#ended = undefined;
-    const { reservations, outcomes, dry } = ended;
+    const { reservations, outcomes, sent, dry } = ended;
     const times: number[] = [];
     let paceAtDry = Number.POSITIVE_INFINITY;
     try {
       for (const { turn, count, at, intervalMs } of reservations) {
         // A store's wrong answer (a turn far out, a count of millions) is not a loop to run.
         if (!(turn >= 0 && turn + count <= 100_000)) break;
-        for (let i = 0; i < count; i++) times[turn + i] = at + i * intervalMs;
+        for (let i = 0; i < count; i++) times[turn + i] = sent.get(turn + i) ?? at + i * intervalMs;
         if (dry >= turn && dry < turn + count) paceAtDry = 1000 / intervalMs;
       }
     } catch {}

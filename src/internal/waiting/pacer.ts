@@ -43,8 +43,11 @@ export const PACERS_KEPT = 1000;
 const QUIET_MS = 30_000;
 /** How much the pace climbs a second without a refusal, up to its ceiling. */
 export const CLIMB = 1.1;
-/** A range of rates that agree with a phase this narrow (high over low) is trusted: no climb. */
-const NARROW = 1.25;
+/**
+ * A range of rates that agree with a phase this narrow (high over low) is trusted: no climb. (A
+ * 20/s bucket's first phase, four turns, gave 16.6 to 19.6: the middle, 18, was 10% low.)
+ */
+const NARROW = 1.15;
 /** How far past a rate found from distorted times (bounds that cross, turns bunched) the pace may climb. */
 const DISTORTED = 1.1;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
@@ -274,8 +277,8 @@ export const climbed = (rate: number, ceiling: number, ms: number): number =>
  * before it accepted. Each accepted request says the bucket held a token then, which it does
  * from some rate up; each refused one that it was dry, which it is up to some rate. The answer
  * is the middle of the rates that agree with every outcome heard, and the ceiling the pace may
- * climb to the highest of them (the middle itself when they are close). Where none do (by more than
- * 5%), or where a quarter of the turns went out bunched, the server saw requests at other times than they were sent
+ * climb to the highest of them (the middle itself when they are within 15%). Where none do (by
+ * more than 5%), or where a quarter of the turns went out bunched, the server saw requests at other times than they were sent
  * (a stall bunched or spread them), which was seen to put the middle 5 to 10% low: the middle
  * still, and a ceiling DISTORTED above it.
  */
