@@ -60,9 +60,13 @@ export interface PaceLease {
 
 /** One reservation of a phase: turns `turn` to `turn + count - 1`, from `at` (the store's clock), `intervalMs` apart. */
 export interface PaceReservation {
+  /** The number of its first turn. */
   readonly turn: number;
+  /** How many turns it held. */
   readonly count: number;
+  /** When its first turn was to go, on the store's clock. */
   readonly at: number;
+  /** The time between its turns. */
   readonly intervalMs: number;
 }
 
