@@ -3,7 +3,7 @@ import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core
 /** How late a reservation may take the time it missed, at once (timers fire late on a busy machine). */
 export const CATCH_UP_MS = 50;
 /** The reservations a phase keeps, to find its rate from: a phase that long has a known rate. */
-export const RESERVATIONS_KEPT = 500;
+const RESERVATIONS_KEPT = 500;
 
 /** One key's state, as every store keeps it (src/redis/pace-script.ts keeps the same in a Redis hash). */
 interface KeyState {

@@ -126,7 +126,9 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
     const plain = { reserve() {}, refuse() {}, learn() {} } as unknown as PaceStore;
     const make = (throttle: unknown) =>
       new CrmClient({ baseUrl: 'http://crm.test', apiKey: KEY, tenantId: TENANT, throttle: throttle as 'auto' });
-    expect(() => make({ mode: 'auto', store: plain })).toThrow(/\{ mode: 'auto', store \} \(crm-integration-sdk\/redis\)/);
+    expect(() => make({ mode: 'auto', store: plain })).toThrow(
+      /\{ mode: 'auto', store \} \(crm-integration-sdk\/redis\)/,
+    );
     expect(() => make({ mode: 'on' })).toThrow(/Must be 'off', 'auto' or \{ mode: 'auto', store \}/);
     expect(() => make('fast')).toThrow(/throttle/);
     expect(() => make({ mode: 'auto' })).not.toThrow();

@@ -32,7 +32,7 @@ export const RAMP_MS = 100;
 /** The burst a bucket is taken to hold, in seconds of its rate (nothing tells it apart from the rate). */
 const BURST_SECONDS = 0.1;
 /** The pace, as a share of the rate learned: a little below it. */
-export const MARGIN = 0.995;
+const MARGIN = 0.995;
 /** The most request times a phase keeps, to find the rate from: a phase that long has a known rate. */
 const TIMES_KEPT = 5000;
 /** Phases in a row refused with nothing accepted, after which a key is taken to be refused whatever its pace. */
@@ -42,7 +42,7 @@ export const PACERS_KEPT = 1000;
 /** Without a refusal for about this long, the pace is raised past its ceiling (climbed()). */
 const QUIET_MS = 30_000;
 /** How much the pace climbs a second without a refusal, up to its ceiling. */
-export const CLIMB = 1.1;
+const CLIMB = 1.1;
 /**
  * A range of rates that agree with a phase this narrow (high over low) is trusted: no climb. (A
  * 20/s bucket's first phase, four turns, gave 16.6 to 19.6: the middle, 18, was 10% low.)
