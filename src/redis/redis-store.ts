@@ -10,8 +10,8 @@ import { sharedPaceStore } from './shared';
 export interface RedisScriptClient {
   /** Runs a loaded script by its SHA-1. */
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  /** Runs a script (and loads it), when Redis does not know its SHA-1 yet. */
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** `SCRIPT LOAD`: has Redis keep the script, when it does not know its SHA-1 (yet, or any more). */
+  script(subcommand: 'LOAD', script: string): Promise<unknown>;
   /** The connection's state (`'ready'`, `'reconnecting'`, `'end'`...). */
   readonly status?: string;
 }
@@ -57,7 +57,7 @@ const SHA = createHash('sha1').update(PACE_SCRIPT).digest('hex');
  * ```
  */
 export function redisStore(client: RedisScriptClient, options: RedisStoreOptions = {}): PaceStore {
-  if (typeof client?.evalsha !== 'function' || typeof client.eval !== 'function') {
+  if (typeof client?.evalsha !== 'function' || typeof client.script !== 'function') {
     throw new TypeError('redisStore(client): client must be an ioredis (or iovalkey) client');
   }
   const { prefix = 'crm-pace:', secret } = options ?? {};
@@ -89,8 +89,10 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
     try {
       return await client.evalsha(SHA, 2, ...keys, step, KEEP_MS, ...args);
     } catch (error) {
+      // Not loaded yet (or flushed, or another server after a failover): loaded, and run again.
       if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-      return await client.eval(PACE_SCRIPT, 2, ...keys, step, KEEP_MS, ...args);
+      await client.script('LOAD', PACE_SCRIPT);
+      return await client.evalsha(SHA, 2, ...keys, step, KEEP_MS, ...args);
     }
   };
   return sharedPaceStore({

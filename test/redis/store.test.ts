@@ -140,7 +140,7 @@ describe('redisStore() in Redis', () => {
 
   test('a reply of the wrong shape is a failure of the store, never a lease', async () => {
     const hostile = (reply: unknown) =>
-      redisStore({ evalsha: async () => reply, eval: async () => reply, status: 'ready' });
+      redisStore({ evalsha: async () => reply, script: async () => 'OK', status: 'ready' });
     for (const reply of [
       null,
       'OK',
