@@ -54,7 +54,7 @@ import { instrumentCrm } from 'crm-integration-sdk/otel';
 import { memoryStore, type PaceStore, redisStore } from 'crm-integration-sdk/redis';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 
 /** An ioredis client fits redisStore() as it is (never connected here). */
 export const shared = (): PaceStore => redisStore(new Redis({ lazyConnect: true }), { prefix: 'consumer:' });

@@ -49,7 +49,7 @@ const SHA = createHash('sha1').update(PACE_SCRIPT).digest('hex');
  *
  * @example
  * ```ts
- * import Redis from 'ioredis';
+ * import { Redis } from 'ioredis';
  * import { redisStore } from 'crm-integration-sdk/redis';
  *
  * const store = redisStore(new Redis(process.env.REDIS_URL));
