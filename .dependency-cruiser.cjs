@@ -122,6 +122,14 @@ module.exports = {
       from: { pathNot: '^src/otel/' },
       to: { path: '^src/otel/' },
     },
+    {
+      name: 'redis-is-an-entry',
+      severity: 'error',
+      comment:
+        "src/redis/ is an entry ('crm-integration-sdk/redis': the shared pace, its stores): nothing outside it imports it, so that the main entry does not grow by it.",
+      from: { pathNot: '^src/redis/' },
+      to: { path: '^src/redis/' },
+    },
   ],
   required: [
     {

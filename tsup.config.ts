@@ -77,6 +77,17 @@ export default defineConfig([
     sourcemap: false,
   },
   {
+    // crm-integration-sdk/redis: Node only (node:crypto), a bundle of its own, so that nothing of it
+    // reaches the main entry. ioredis is not imported: the caller's client is passed in.
+    entry: { redis: 'src/redis/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    target: 'es2023',
+    platform: 'node',
+    noExternal: selfContained,
+    sourcemap: false,
+  },
+  {
     entry: { 'crm-fake': 'src/testing/bin.ts' },
     format: ['esm'],
     target: 'es2023',

@@ -62,7 +62,14 @@ async function traced(run) {
 const say = (line) => process.stdout.write(`${line}\n`);
 // W5's counts are medians over runs: whole, or halfway between two with an even number of runs.
 const COUNTS = new Set(['records failed', 'duplicates', '429 answers', 'requests sent before the pause']);
-const DIGITS = { ms: 1, s: 2, '% of requests 429': 1, 'ms event-loop block': 1, 'ms until all settled': 1 };
+const DIGITS = {
+  ms: 1,
+  s: 2,
+  '% of requests 429': 1,
+  'ms event-loop block': 1,
+  'ms until all settled': 1,
+  'x ideal, worst run': 2,
+};
 const format = (value, unit) =>
   COUNTS.has(unit) ? String(Math.round(value * 10) / 10) : value.toFixed(DIGITS[unit] ?? 3);
 /** `ratio`: to raw fetch, as `ratioTo()` gives it (W5: to the ideal), and `interval` its 95% interval; undefined where there is no comparison. */
@@ -147,7 +154,7 @@ async function iterateSdk(sdk, perPage, options) {
 
 async function main() {
   if (ONLY === 'w5') {
-    say(`crm-integration-sdk benchmark, W5 and W5b alone, ${W5_RUNS} interleaved runs (medians)\n`);
+    say(`crm-integration-sdk benchmark, W5, W5b and W6 alone, ${W5_RUNS} interleaved runs (medians)\n`);
     const { chart } = await runW5(record, W5_RUNS);
     say(`\nwrote ${chart}; bench/RESULTS.md left as it is (BENCH_ONLY)`);
     return;

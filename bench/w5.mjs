@@ -1,11 +1,14 @@
-// W5 and W5b: bulk creates against a rate-limited fake CRM over real HTTP (issue 19).
+// W5, W5b and W6: bulk creates against a rate-limited fake CRM over real HTTP (issues 19 and 27).
 //
 // W5: 3,000 contacts.create started at once with Promise.all, the fake limiting the key to 200
 // requests a second with a burst of 20 and answering after 20 ms. The ideal is the bucket's pace,
 // (3,000 - 20) / 200 = 14.9 s. Subjects: raw fetch without retries, the SDK with throttle 'off'
 // (today's retries), a hand-written pool of 4 that honours Retry-After, and the SDK with throttle
 // 'auto'. W5b: four tenants at once from one client (withTenant), each with its own limit and
-// about 15 s of work, all with throttle 'auto'; each tenant's time against its own ideal.
+// about 15 s of work, all with throttle 'auto'; each tenant's time against its own ideal. W6: W5's
+// tenant and 3,000 creates split over 4 worker processes (bench/w6-worker.mjs), as a job queue
+// runs them: each with throttle { mode: 'auto', store: redisStore() } over one redis-server, each
+// with 'auto' alone, and raw fetch that knows its share of the limit.
 //
 // Every subject-run gets a fresh fake, so that the store shows what was created, and how many
 // times: each create sends an email of its own. Rounds are interleaved like W1-W4's, without a
@@ -20,18 +23,26 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CrmClient, CrmRateLimitError } from '../dist/index.js';
 import { median, medianInterval, sleep } from './measure.mjs';
+import { startRedisServer } from './redis.mjs';
 import { drawW5Chart } from './w5-chart.mjs';
 import { summarize } from './w5-summary.mjs';
 
 const LATENCY_MS = 20;
 const W5 = { id: 'tenant_w5', key: 'w5-key', creates: 3000, rateLimit: { perSecond: 200, burst: 20 } };
 // Each about 15 s of work at its own pace: (n - burst) / perSecond = 14.9 s.
-const W5B = [50, 100, 200, 400].map((perSecond) => ({
+const W5B = [20, 40, 80, 160].map((perSecond) => ({
   id: `tenant_${perSecond}`,
   key: `w5b-key-${perSecond}`,
   creates: perSecond * 15,
   rateLimit: { perSecond, burst: perSecond / 10 },
 }));
+const W6 = { ...W5, id: 'tenant_w6', key: 'w6-key', workers: 4 };
+/** W6's ways of sending, each in 4 worker processes (bench/w6-worker.mjs). */
+const W6_SUBJECTS = {
+  '4 workers, store: redisStore()': 'store',
+  "4 workers, throttle: 'auto' alone": 'auto',
+  '4 workers, fetch knowing its share': 'fetch',
+};
 const ideal = ({ creates, rateLimit }) => (creates - rateLimit.burst) / rateLimit.perSecond;
 export const CHART = fileURLToPath(new URL('./w5-chart.svg', import.meta.url));
 
@@ -119,6 +130,57 @@ async function fourTenants({ url }) {
   );
 }
 
+/**
+ * W6 subject-run's sending: 4 worker processes, each given every 4th create, set up (clients made,
+ * Redis connected) before a common start; the time runs from the start to the last worker's end.
+ */
+async function workerJob({ url }, subject, redisPort, prefix) {
+  const workers = Array.from({ length: W6.workers }, () =>
+    fork(fileURLToPath(new URL('./w6-worker.mjs', import.meta.url)), {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const next = (child, type) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message) => {
+        if (message.type !== type) return;
+        child.off('message', onMessage);
+        resolve(message);
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`bench/w6-worker.mjs exited (${code})`)));
+    });
+  try {
+    await Promise.all(
+      workers.map((child, index) => {
+        const ready = next(child, 'ready');
+        const indices = Array.from({ length: W6.creates }, (_, i) => i).filter((i) => i % W6.workers === index);
+        child.send({ type: 'setup', url, tenant: W6, indices, subject, redisPort, prefix, workers: W6.workers, index });
+        return ready;
+      }),
+    );
+    const at = Date.now() + 300;
+    const done = await Promise.all(
+      workers.map((child) => {
+        const finished = next(child, 'done');
+        child.send({ type: 'go', at });
+        return finished;
+      }),
+    );
+    const reasons = {};
+    for (const each of done)
+      for (const [name, n] of Object.entries(each.reasons)) reasons[name] = (reasons[name] ?? 0) + n;
+    return {
+      failed: done.reduce((sum, each) => sum + each.failed, 0),
+      reasons,
+      at,
+      ms: Math.max(...done.map((each) => each.endedAt)) - at,
+    };
+  } finally {
+    for (const child of workers) if (child.connected) child.disconnect();
+  }
+}
+
 /** The fake in a child process: start a fresh one per subject-run, stop it to read what it saw. */
 function childServer() {
   const child = fork(fileURLToPath(new URL('./w5-server.mjs', import.meta.url)), {
@@ -190,7 +252,10 @@ const describe = (s) =>
  */
 export async function runW5(record, runs) {
   if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`BENCH_W5_RUNS must be a whole number, 1 or more`);
+  const redis = await startRedisServer();
   const server = process.env.BENCH_W5_SERVER === 'inline' ? await inlineServer() : childServer();
+  const w6Samples = Object.fromEntries(Object.keys(W6_SUBJECTS).map((name) => [name, []]));
+  const w6Fake = { seed: { tenants: [{ id: W6.id, apiKey: W6.key }] }, rateLimit: W6.rateLimit };
   const samples = Object.fromEntries(Object.keys(SUBJECTS).map((name) => [name, []]));
   const tenantSamples = W5B.map(() => []);
   const chart = {};
@@ -211,9 +276,25 @@ export async function runW5(record, runs) {
         tenantSamples[i].push(sample);
         say(`W5b round ${round}/${runs}, ${tenant.rateLimit.perSecond}/s: ${describe(sample)}`);
       });
+      for (const [name, subject] of Object.entries(W6_SUBJECTS)) {
+        // A prefix of its own per run: what one run's workers learned must not help the next.
+        const prefix = `w6-${round}-${Date.now()}:`;
+        let at = 0;
+        const w6 = await once(server, w6Fake, [W6], async ({ url }) => {
+          const result = await workerJob({ url }, subject, redis.port, prefix);
+          at = result.at;
+          return result;
+        });
+        // From the common start, not from when the workers were being set up.
+        const sample = { ...w6.result, ms: w6.result.ms, ...counts(w6.tenants[W6.id], W6.creates) };
+        w6Samples[name].push(sample);
+        if (round === runs && subject !== 'fetch') chart[`W6 ${name}`] = { start: at, log: w6.log };
+        say(`W6 round ${round}/${runs}, ${name}: ${describe(sample)}`);
+      }
     }
   } finally {
     await server.close();
+    await redis.stop();
   }
 
   const w5 = `W5 3,000 creates at once, 200/s (ideal ${ideal(W5).toFixed(1)} s)`;
@@ -254,8 +335,29 @@ export async function runW5(record, runs) {
     '% of requests 429',
   );
 
+  const w6 = `W6 3,000 creates, 200/s, ${W6.workers} worker processes (ideal ${ideal(W6).toFixed(1)} s)`;
+  const [storeName, autoName, fetchShare] = Object.keys(W6_SUBJECTS);
+  const shared = w6Samples[storeName];
+  time(w6, storeName, shared, W6, '<= 1.10x');
+  record(
+    w6,
+    storeName,
+    Math.max(...shared.map((s) => s.ms / 1000 / ideal(W6))),
+    'x ideal, worst run',
+    undefined,
+    '<= 1.20x',
+  );
+  record(w6, storeName, of(shared, 'failed'), 'records failed', undefined, '0');
+  record(w6, storeName, of(shared, 'duplicates'), 'duplicates', undefined, '0');
+  record(w6, storeName, share(shared), '% of requests 429', undefined, '<= 5%');
+  time(w6, autoName, w6Samples[autoName], W6);
+  record(w6, autoName, of(w6Samples[autoName], 'failed'), 'records failed');
+  record(w6, autoName, share(w6Samples[autoName]), '% of requests 429');
+  time(w6, fetchShare, w6Samples[fetchShare], W6);
+  record(w6, fetchShare, of(w6Samples[fetchShare], 'failed'), 'records failed');
+
   await drawW5Chart(CHART, chart, {
-    title: `W5: ${W5.creates.toLocaleString('en')} contacts.create at once, limit ${W5.rateLimit.perSecond}/s (burst ${W5.rateLimit.burst}), ${LATENCY_MS} ms latency`,
+    title: `W5 and W6: ${W5.creates.toLocaleString('en')} contacts.create at once, limit ${W5.rateLimit.perSecond}/s (burst ${W5.rateLimit.burst}), ${LATENCY_MS} ms latency; W6 over ${W6.workers} worker processes`,
     limit: W5.rateLimit,
     creates: W5.creates,
   });

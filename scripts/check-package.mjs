@@ -3,7 +3,8 @@
 //      (a) imports it as ESM and requires it as CJS,
 //      (b) type-checks a strict consumer file with moduleResolution node16 and bundler,
 //      (c) makes a real call against the fake server of crm-integration-sdk/testing, traced by
-//          crm-integration-sdk/otel,
+//          crm-integration-sdk/otel, paced through a store of crm-integration-sdk/redis (its
+//          redisStore() type-checked over an ioredis client),
 //      (d) runs the bins: `crm` exports from the fake, prints the OpenAPI document, and serves
 //          `crm mcp` to the MCP SDK's client (its optional peer installed).
 import { execFileSync } from 'node:child_process';
@@ -39,6 +40,7 @@ try {
       `@opentelemetry/api@${version('@opentelemetry/api')}`,
       `@opentelemetry/sdk-trace@${version('@opentelemetry/sdk-trace')}`,
       `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`,
+      `ioredis@${version('ioredis')}`,
       `typescript@${version('typescript')}`,
       `@types/node@${version('@types/node')}`,
     ],
@@ -49,8 +51,14 @@ try {
     join(consumer, 'consumer.ts'),
     `import { CrmClient, CrmNotFoundError, type Opportunity, type PagePromise, type Contact } from 'crm-integration-sdk';
 import { instrumentCrm } from 'crm-integration-sdk/otel';
+import { memoryStore, type PaceStore, redisStore } from 'crm-integration-sdk/redis';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
+import { Redis } from 'ioredis';
+
+/** An ioredis client fits redisStore() as it is (never connected here). */
+export const shared = (): PaceStore => redisStore(new Redis({ lazyConnect: true }), { prefix: 'consumer:' });
+export const paced = new CrmClient({ baseUrl: 'http://crm.test', throttle: { mode: 'auto', store: memoryStore() } });
 
 export async function main(): Promise<string> {
   const server = await startFakeCrmServer();
@@ -108,7 +116,7 @@ export async function main(): Promise<string> {
   const call = `const server = await sdkTesting.startFakeCrmServer();
 const exporter = new otelSdk.InMemorySpanExporter();
 const stop = sdkOtel.instrumentCrm({ tracerProvider: new otelSdk.TracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor({ exporter })] }) });
-const crm = new sdk.CrmClient({ ...server.fake.credentials, baseUrl: server.url });
+const crm = new sdk.CrmClient({ ...server.fake.credentials, baseUrl: server.url, throttle: { mode: 'auto', store: sdkRedis.memoryStore() } });
 const account = await crm.accounts.create({ name: 'Acme' });
 stop();
 await server.close();
@@ -118,11 +126,11 @@ if (names !== 'POST /integrations/v1/accounts,crm accounts.create') throw new Er
 console.log('ok', typeof sdk.CrmClient, account.id);`;
   writeFileSync(
     join(consumer, 'esm.mjs'),
-    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as otelSdk from '@opentelemetry/sdk-trace';\n${call}\n`,
+    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as sdkRedis from 'crm-integration-sdk/redis';\nimport * as otelSdk from '@opentelemetry/sdk-trace';\n${call}\n`,
   );
   writeFileSync(
     join(consumer, 'cjs.cjs'),
-    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst otelSdk = require('@opentelemetry/sdk-trace');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
+    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst sdkRedis = require('crm-integration-sdk/redis');\nconst otelSdk = require('@opentelemetry/sdk-trace');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
   );
   run(process.execPath, ['esm.mjs'], consumer);
   run(process.execPath, ['cjs.cjs'], consumer);
@@ -161,7 +169,7 @@ try {
   );
   run(process.execPath, ['bins.mjs'], consumer);
   process.stdout.write(
-    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel entry and the bins included\n',
+    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel and redis entries and the bins included\n',
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

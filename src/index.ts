@@ -29,6 +29,7 @@ export {
   type ResponseFacts,
 } from './core/errors';
 export type { CrmLogger, CrmRequestLog } from './core/log';
+export type { PaceLearned, PaceLease, PaceReservation, PaceStore } from './core/pace-store';
 export { Page, PagePromise } from './core/page';
 export type { CrmRequest } from './core/request';
 export type { CrmAttemptContext, CrmCallContext } from './core/trace';
@@ -40,6 +41,7 @@ export type {
   ListOptions,
   RequestOptions,
   TenantOptions,
+  ThrottleOptions,
 } from './options';
 export type { Accounts } from './resources/accounts';
 export type { Activities } from './resources/activities';

@@ -1,4 +1,5 @@
 import type { CrmLogger } from './core/log';
+import type { PaceStore } from './core/pace-store';
 
 /** What an `apiKey` function is called with: the tenant of the call. */
 export interface ApiKeyContext {
@@ -75,10 +76,20 @@ export interface ClientDefaults {
   /**
    * `'auto'` paces the calls of each tenant's key to the rate its server accepts, learned from its
    * 429s (and 503s with `Retry-After`): after a refusal every call of that key waits, then they go
-   * just below the rate (README.md, "Bulk work and rate limits"). `'off'`: each call retries on
-   * its own. Default: `'off'`.
+   * just below the rate (README.md, "Bulk work and rate limits"). `{ mode: 'auto', store }` does
+   * the same with what is learned kept in `store`, so that every process using that store paces
+   * each key as one (`redisStore()` of `crm-integration-sdk/redis`). `'off'`: each call retries
+   * on its own. Default: `'off'`.
    */
-  throttle?: 'off' | 'auto' | undefined;
+  throttle?: 'off' | 'auto' | ThrottleOptions | undefined;
+}
+
+/** `throttle: { mode: 'auto', store }`: calls paced as with `'auto'`, with the pace shared through a store. */
+export interface ThrottleOptions {
+  /** `'auto'`, the only mode with a store. */
+  mode: 'auto';
+  /** Where the pace of each key is kept, shared by every process that uses it. Default: this process's memory (`'auto'`). */
+  store?: PaceStore | undefined;
 }
 
 /** Options of `crm.withTenant()`. */

@@ -13,11 +13,19 @@ export interface CrmRequestLog {
   readonly attempt: number;
   /** The request headers as sent, with `x-api-key` and `authorization` masked. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Set on a warning of the client's own rather than an attempt (then `method` and `url` are
+   * empty, `status` and `attempt` 0, and `error` says what went wrong): `'pace-store-unavailable'`,
+   * a shared pace store (`throttle: { mode: 'auto', store }`) that failed or answered late, logged
+   * once per outage. The calls go on, each key paced in this process alone, and the store is tried
+   * again every 5 s.
+   */
+  readonly warning?: 'pace-store-unavailable' | undefined;
 }
 
 /**
  * Receives one line per attempt (`GET /integrations/v1/contacts?... 200 12ms attempt=1 headers={...}`)
- * and the same facts as an object. Credentials never reach it.
+ * and the same facts as an object; rarely, a warning of the client's own (`entry.warning`). Credentials never reach it.
  *
  * @example
  * ```ts

@@ -1,4 +1,5 @@
 import type { CrmLogger } from '../../core/log';
+import type { PaceStore } from '../../core/pace-store';
 
 /**
  * Everything a call is sent with, resolved once from the client's defaults and the call's own
@@ -12,8 +13,8 @@ export interface CallSettings {
   /** The client's headers and the call's, without credential headers. */
   readonly headers: Readonly<Record<string, string>>;
   readonly prefetch: number;
-  /** `throttle: 'auto'`; false for 'off'. */
-  readonly throttle: boolean;
+  /** `throttle: 'auto'`: true, or the store of `{ mode: 'auto', store }`; false for 'off'. */
+  readonly throttle: boolean | PaceStore;
   readonly signal: AbortSignal | undefined;
   // Optional only so that the built-in defaults need not name them: merge() always sets them.
   readonly extraQuery?: Readonly<Record<string, unknown>> | undefined;

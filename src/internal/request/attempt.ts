@@ -3,7 +3,7 @@ import type { CallState, PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
 import type { Reporter } from '../report/reporter';
 import type { CallTrace } from '../tracing/trace';
-import type { Pacer, Ticket } from '../waiting/pacer';
+import type { KeyPacer, Ticket } from '../waiting/pacer';
 import { readBodyText } from './read-body';
 
 /** Where an attempt goes: the call's own URL and request, or a redirect's. */
@@ -17,7 +17,7 @@ export type Exchange = (fetch: typeof globalThis.fetch, href: string, init: Requ
 
 /** The pacer a paced attempt tells what the server made of it, and the turn it went at. */
 export interface Paced {
-  readonly pacer: Pacer;
+  readonly pacer: KeyPacer;
   readonly ticket: Ticket;
 }
 

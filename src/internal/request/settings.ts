@@ -8,10 +8,12 @@ import type {
   ListOptions,
   RequestOptions,
   TenantOptions,
+  ThrottleOptions,
 } from '../../options';
 import { minLength } from '../../schemas/length';
 import type { CallSettings, TransportOptions } from '../call/settings';
 import { check } from '../endpoint/check';
+import { sharedPacerOf } from '../waiting/pacer';
 
 /** A header value: no CR, LF or other control characters (they would split or forge headers). */
 const HeaderValue = z
@@ -64,7 +66,17 @@ const defaults = {
   ...perCall,
   maxRetryAfter: z.optional(z.int().check(z.gte(0), z.lte(MAX_TIMER))),
   prefetch: z.optional(z.int().check(z.gte(0), z.lte(16))),
-  throttle: z.optional(z.enum(['off', 'auto'])),
+  // One check rather than a union of shapes: the main entry stays small (the store is checked by its entry).
+  throttle: z.optional(
+    z.custom<ThrottleOptions | 'off' | 'auto'>(
+      (value) =>
+        value === 'off' ||
+        value === 'auto' ||
+        ((value as ThrottleOptions)?.mode === 'auto' &&
+          ((value as ThrottleOptions).store === undefined || !!sharedPacerOf((value as ThrottleOptions).store))),
+      { error: "Must be 'off', 'auto' or { mode: 'auto', store } (crm-integration-sdk/redis)" },
+    ),
+  ),
 };
 
 export const ClientOptionsSchema = z.object({
@@ -139,7 +151,10 @@ function merge(base: CallSettings, options: RequestOptions & ClientDefaults): Ca
     maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
     headers: options.headers ? { ...base.headers, ...withoutCredentials(options.headers) } : base.headers,
     prefetch: options.prefetch ?? base.prefetch,
-    throttle: options.throttle ? options.throttle === 'auto' : base.throttle,
+    // 'auto' has no store (`'auto'.store` is undefined): true.
+    throttle: options.throttle
+      ? options.throttle !== 'off' && ((options.throttle as ThrottleOptions).store ?? true)
+      : base.throttle,
     signal: options.signal,
     extraQuery: options.extraQuery,
     extraBody: options.extraBody,

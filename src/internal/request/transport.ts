@@ -37,7 +37,7 @@ export class Transport {
   /** `maxConcurrency`: the slots of the requests on the wire, and, apart, of the key look-ups. */
   readonly #slots: Limiter | undefined;
   readonly #lookups: Limiter | undefined;
-  readonly #pacers = new Pacers();
+  readonly #pacers: Pacers;
   readonly #keyWaits = new Waits('key');
   readonly #retryWaits = new Waits('retry');
   /** A retry's exchange: ky, loaded at the first retry (exchange/ky.ts); fetch where it cannot be loaded. */
@@ -51,6 +51,7 @@ export class Transport {
     this.#origin = new URL(options.baseUrl).origin;
     this.#reporter = createReporter(options);
     this.#attempt = { options, reporter: this.#reporter };
+    this.#pacers = new Pacers(options.logger);
     const max = options.maxConcurrency;
     this.#slots = max ? new Limiter(max, 'slot') : undefined;
     this.#lookups = max ? new Limiter(max, 'key') : undefined;
@@ -140,7 +141,7 @@ export class Transport {
    */
   async #admit(request: PreparedRequest, retry: boolean): Promise<Paced | undefined> {
     const { settings, deadline } = request;
-    const pacer = settings.throttle ? this.#pacers.of(credentialOf(request)) : undefined;
+    const pacer = settings.throttle ? this.#pacers.of(credentialOf(request), settings.throttle) : undefined;
     for (let again = retry; ; again = true) {
       const ticket = pacer ? await pacer.turn(again, settings.signal, deadline) : undefined;
       await this.#slots?.acquire(settings.signal, deadline);

@@ -1,3 +1,4 @@
+import type { CrmLogger } from '../../core/log';
 import { retryAfterMsOf } from '../../core/retry-after';
 import { isRefusal } from '../call/failure';
 import { type Place, Queue } from './queue';
@@ -16,13 +17,18 @@ import { type Waiting, Waits } from './wait';
  * credential waits for `Retry-After`, after which the bucket is full again; by then every request
  * of the phase has been heard from, and the rate is the one at which a bucket, with a burst of
  * BURST_SECONDS of it, fed the requests this phase sent (their times are kept) meets each as the
- * server did. The next phase is paced just below it. After QUIET_MS without a refusal, the pace is
- * raised, by more each time, so that a raised limit is found.
+ * server did. The next phase is paced just below it. Without a refusal the pace climbs, CLIMB a
+ * second, to the highest rate the phase allowed (a rate found low does not stay low), and after
+ * QUIET_MS more, by more each time, so that a raised limit is found. A phase that told nothing (dry
+ * at its first requests) starts the next ramp lower, so that a slow bucket is measured too.
+ *
+ * With `throttle: { mode: 'auto', store }` a key's calls are paced by the store's own pacer
+ * (`crm-integration-sdk/redis`), which shares the schedule with other processes: see `Pacers`.
  */
 
 /** Requests a second before anything is known, doubled every RAMP_MS. */
-const RAMP_START = 50;
-const RAMP_MS = 100;
+export const RAMP_START = 50;
+export const RAMP_MS = 100;
 /** The burst a bucket is taken to hold, in seconds of its rate (nothing tells it apart from the rate). */
 const BURST_SECONDS = 0.1;
 /** The pace, as a share of the rate learned: a little below it. */
@@ -30,30 +36,57 @@ const MARGIN = 0.995;
 /** The most request times a phase keeps, to find the rate from: a phase that long has a known rate. */
 const TIMES_KEPT = 5000;
 /** Phases in a row refused with nothing accepted, after which a key is taken to be refused whatever its pace. */
-const BARREN = 3;
+export const BARREN = 3;
 /** Pacers a transport keeps before it drops the idle ones (an `apiKey` function may serve many keys). */
-const PACERS_KEPT = 1000;
-/** How long without a refusal before the pace is raised. */
+export const PACERS_KEPT = 1000;
+/** Without a refusal for about this long, the pace is raised past its ceiling (climbed()). */
 const QUIET_MS = 30_000;
+/** How much the pace climbs a second without a refusal, up to its ceiling. */
+const CLIMB = 1.1;
+/**
+ * A range of rates that agree with a phase this narrow (high over low) is trusted: no climb. (A
+ * 20/s bucket's first phase, four turns, gave 16.6 to 19.6: the middle, 18, was 10% low.)
+ */
+const NARROW = 1.15;
+/** How far past a rate found from distorted times (bounds that cross, turns bunched) the pace may climb. */
+const DISTORTED = 1.1;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
-const DEFAULT_PAUSE_MS = 1000;
-/** The rates tried between the two bounds when no rate agrees with every outcome of a phase. */
-const SCAN_STEPS = 200;
+export const DEFAULT_PAUSE_MS = 1000;
 /** How long the first calls wait for the first request's answer, at most. */
-const PROBE_MS = 250;
+export const PROBE_MS = 250;
 /** How late the pace may catch up with, at once: timers fire late on a busy machine. */
 const CATCH_UP_MS = 50;
-/** A turn given: when, and in which phase, so that its outcome is counted there. */
-export interface Ticket {
+/** A turn given, as the pacer that gave it reads it (in which phase, so that its outcome is counted there). */
+export type Ticket = object;
+
+/** What the transport asks of a key's pacer, in this process or shared through a store. */
+export interface KeyPacer {
+  /**
+   * Resolves when a request may go out: after any pause, at the pace. A retry goes before the
+   * calls that wait for their first attempt. Rejects with an `AttemptFailure` of kind `queued`
+   * when `signal` aborts or `deadline` (epoch ms) passes first.
+   */
+  turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket>;
+  /** Whether a turn given is still good: no refusal has paused the key since. */
+  holds(ticket: Ticket): boolean;
+  /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
+  learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void;
+  /** Whether the key is refused whatever its pace: its calls then fail as without a pacer, after their retries. */
+  readonly hopeless: boolean;
+  /** Whether nothing waits and no pause is on: a pacer that may be dropped. */
+  idle(): boolean;
+}
+
+/** This pacer's turn: its phase, and its place among the phase's requests (their times and outcomes); -1 for one not kept. */
+interface Turn {
   readonly phase: number;
-  /** Its place among the phase's requests (their times and outcomes); -1 for one not kept. */
   readonly index: number;
 }
 
 /** What became of a request: not heard yet, accepted (anything but a refusal), refused. */
-const UNKNOWN = 0;
-const ACCEPTED = 1;
-const REFUSED = 2;
+export const UNKNOWN = 0;
+export const ACCEPTED = 1;
+export const REFUSED = 2;
 
 /** A phase that ended in a refusal, still hearing from the requests it had on their way. */
 interface Ended {
@@ -62,10 +95,13 @@ interface Ended {
   readonly dry: number;
 }
 
-/** The pace of one credential's calls. */
-export class Pacer {
-  /** Requests a second, once learned. */
+/** The pace of one credential's calls, in this process. */
+class Pacer implements KeyPacer {
+  /** Requests a second, once learned, and the most it may climb to without a refusal. */
   #rate: number | undefined;
+  #ceiling = 0;
+  /** Where the ramp starts: lower after each phase that told nothing. */
+  #ramp = RAMP_START;
   #phase = 0;
   #accepted = 0;
   /** Phases in a row that ended in a refusal with nothing accepted. */
@@ -79,11 +115,11 @@ export class Pacer {
   /** Until when the first calls wait for the first request's answer (0: not waiting). */
   #probing = 0;
   #probed = false;
+  /** When the first request's answer came (or its wait ended): the first ramp starts there. */
+  #rampFrom = 0;
   #pausedUntil = 0;
   #next = 0;
-  #quietSince = 0;
-  #raise = 0.1;
-  readonly #queue = new Queue<Waiting<Ticket>>();
+  readonly #queue = new Queue<Waiting<Turn>>();
   readonly #waits: Waits;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -92,14 +128,9 @@ export class Pacer {
     this.#waits = waits;
   }
 
-  /**
-   * Resolves when a request may go out: after any pause, at the pace. A retry goes before the
-   * calls that wait for their first attempt. Rejects with an `AttemptFailure` of kind `queued`
-   * when `signal` aborts or `deadline` (epoch ms) passes first.
-   */
-  turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket> {
-    let place: Place<Waiting<Ticket>> | undefined;
-    const waiting = this.#waits.start<Ticket>(signal, deadline, () => {
+  turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Turn> {
+    let place: Place<Waiting<Turn>> | undefined;
+    const waiting = this.#waits.start<Turn>(signal, deadline, () => {
       if (place) this.#queue.remove(place);
       // Nobody left to wake: a pause's timer must not keep the process alive.
       if (this.#queue.size === 0) {
@@ -113,17 +144,17 @@ export class Pacer {
     return waiting.promise;
   }
 
-  /** Whether a turn given is still good: no refusal has paused the key since. */
-  holds(ticket: Ticket): boolean {
+  holds(ticket: Turn): boolean {
     return ticket.phase === this.#phase && performance.now() >= this.#pausedUntil;
   }
 
-  /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
-  learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void {
+  learned(ticket: Turn, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     // The first request's answer: the calls behind it may go.
-    if (ticket.phase === 0 && ticket.index < 0 && this.#probing !== 0) {
+    // (While it is awaited, no other turn is given: turn 0 of phase 0.)
+    if (ticket.index === 0 && this.#probing !== 0) {
       this.#probing = 0;
+      this.#rampFrom = performance.now();
       if (!refusal) this.#pump();
     }
     // A request of the phase a refusal ended, answered during the pause: it counts towards that phase's rate.
@@ -144,17 +175,19 @@ export class Pacer {
     const wait = Math.min(retryAfterMsOf(headers) ?? DEFAULT_PAUSE_MS, maxRetryAfter);
     const dry = ticket.index;
     this.#barren = this.#accepted === 0 ? this.#barren + 1 : 0;
-    // Dry at its first requests, the bucket was empty before the phase (another client of the key):
-    // that tells nothing of its rate.
+    // Dry at its first requests, the bucket was empty before the phase (another client of the key),
+    // or the ramp started too high for it: that tells nothing of its rate, but the next ramp starts lower.
     this.#ended = dry >= 2 ? { times: this.#times, outcomes: this.#outcomes, dry } : undefined;
+    // With a rate known, the pace climbs again from it (or from the one found when the pause is
+    // over), not past this pace.
+    if (this.#rate !== undefined) this.#ceiling = Math.min(this.#ceiling, this.#pace(now));
+    else if (dry < 2) this.#ramp /= 4;
     this.#pausedUntil = now + wait;
     this.#next = this.#pausedUntil;
     this.#phase += 1;
     this.#times = [];
     this.#outcomes = [];
     this.#accepted = 0;
-    this.#quietSince = this.#pausedUntil;
-    this.#raise = 0.1;
     this.#pump();
   }
 
@@ -177,13 +210,10 @@ export class Pacer {
     // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
     if (this.hopeless) return Number.POSITIVE_INFINITY;
     const rate = this.#rate;
-    if (rate === undefined) return RAMP_START * 2 ** ((now - (this.#times[0] ?? now)) / RAMP_MS);
-    if (now - this.#quietSince < QUIET_MS) return rate;
-    // Long without a refusal: perhaps the limit was raised. Found by raising the pace, by more each time.
-    this.#rate = rate * (1 + this.#raise);
-    this.#raise = Math.min(1, this.#raise * 2);
-    this.#quietSince = now;
-    return this.#rate;
+    if (rate === undefined)
+      return this.#ramp * 2 ** ((now - Math.max(this.#times[0] ?? now, this.#rampFrom)) / RAMP_MS);
+    // The climb starts when the pause is over, when the rate is found.
+    return climbed(rate, this.#ceiling, now - this.#pausedUntil);
   }
 
   /**
@@ -194,7 +224,10 @@ export class Pacer {
   #pump(timedOut = false): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (timedOut && performance.now() >= this.#probing) this.#probing = 0;
+    if (timedOut && this.#probing !== 0 && performance.now() >= this.#probing) {
+      this.#probing = 0;
+      this.#rampFrom = performance.now();
+    }
     while (this.#queue.size > 0) {
       const now = performance.now();
       const at = Math.max(this.#next, this.#pausedUntil, this.#probing);
@@ -206,21 +239,22 @@ export class Pacer {
       if (ended) {
         // The pause is over: every request of the phase it ended has been heard from, or never will be.
         this.#ended = undefined;
-        this.#rate = Math.max(1, rateOf(ended.times, ended.outcomes, ended.dry) * MARGIN);
+        ({ rate: this.#rate, ceiling: this.#ceiling } = rateOf(ended.times, ended.outcomes, ended.dry));
       }
       let index = -1;
-      if (!this.#probed) {
-        // The first request goes alone, and the others wait for its answer (at most PROBE_MS): the
-        // moments after a bulk job starts its calls are the busiest of the process, and what is sent
-        // then reaches the server late and bunched. The ramp, and its times, start after.
-        this.#probed = true;
-        this.#probing = now + PROBE_MS;
-      } else if (this.#times.length < TIMES_KEPT) {
+      if (this.#times.length < TIMES_KEPT) {
         index = this.#times.length;
         this.#times.push(now);
         this.#outcomes.push(UNKNOWN);
       }
-      if (this.#quietSince === 0) this.#quietSince = now;
+      if (!this.#probed) {
+        // The first request goes alone, and the others wait for its answer (at most PROBE_MS): the
+        // moments after a bulk job starts its calls are the busiest of the process, and what is sent
+        // then reaches the server late and bunched. The ramp starts after; the first request's own
+        // time counts (the bucket was full then), which a slow bucket's short first phase needs.
+        this.#probed = true;
+        this.#probing = now + PROBE_MS;
+      }
       // Late by a little (a timer on a busy machine): caught up. Idle: nothing saved up to send at once.
       if (now - this.#next > CATCH_UP_MS) this.#next = now;
       this.#next += 1000 / this.#pace(now);
@@ -230,15 +264,29 @@ export class Pacer {
 }
 
 /**
+ * The pace `ms` after a rate was learned: a little below it, climbing CLIMB a second to its
+ * ceiling; and, perhaps the limit was raised, raised past it by more and more without a refusal
+ * (+5% after QUIET_MS, +21% after twice that, +54%, x2.1...).
+ */
+export const climbed = (rate: number, ceiling: number, ms: number): number =>
+  Math.min(Math.max(rate, ceiling), rate * CLIMB ** (ms / 1000)) * MARGIN * 1.1 ** (Math.floor(ms / QUIET_MS) ** 2 / 2);
+
+/**
  * The rate R of a bucket (burst BURST_SECONDS * R, full at the first request) that the requests
  * sent at `times` (ms) meet as the server said (`outcomes`): the first refused at `dry`, those
  * before it accepted. Each accepted request says the bucket held a token then, which it does
  * from some rate up; each refused one that it was dry, which it is up to some rate. The answer
- * is the middle of the rates that agree with every outcome heard. Where none do (the server saw
- * some requests at other times than they were sent: a stall bunched or spread them), the middle of
- * the rates that get the fewest outcomes wrong: either bound alone was seen to miss by 10% or more.
+ * is the middle of the rates that agree with every outcome heard, and the ceiling the pace may
+ * climb to the highest of them (the middle itself when they are within 15%). Where none do (by
+ * more than 5%), or where a quarter of the turns went out bunched, the server saw requests at other times than they were sent
+ * (a stall bunched or spread them), which was seen to put the middle 5 to 10% low: the middle
+ * still, and a ceiling DISTORTED above it.
  */
-function rateOf(times: readonly number[], outcomes: readonly number[], dry: number): number {
+export function rateOf(
+  times: readonly number[],
+  outcomes: readonly number[],
+  dry: number,
+): { rate: number; ceiling: number } {
   // Those before the dry one that were not heard from are taken as accepted; after it, the
   // outcomes stop at the first not heard from (its token, taken or not, is not known).
   let end = dry + 1;
@@ -261,25 +309,20 @@ function rateOf(times: readonly number[], outcomes: readonly number[], dry: numb
     return { short, over };
   };
   // With the outcomes fixed, the bucket holds more at every request the higher the rate: short
-  // below some rate, over above some. Between the two, the rates that agree with every outcome.
+  // below some rate, over above some. Between the two, the rates that agree with every outcome;
+  // where none do (the two bounds cross: the server saw some requests bunched or spread, a stall
+  // of the client or of the server), the middle of the two still.
   const low = boundary((rate) => misses(rate).short === 0);
   const high = boundary((rate) => misses(rate).over > 0);
-  if (low <= high) return Math.sqrt(low * high);
-  // None agrees with all (the server saw some requests bunched or spread, a stall of the client
-  // or of the server): the middle of the rates that get the fewest outcomes wrong.
-  let fewest = Number.POSITIVE_INFINITY;
-  let first = high;
-  let last = high;
-  for (let step = 0; step <= SCAN_STEPS; step++) {
-    const rate = high * (low / high) ** (step / SCAN_STEPS);
-    const { short, over } = misses(rate);
-    if (short + over < fewest) {
-      fewest = short + over;
-      first = rate;
-    }
-    if (short + over === fewest) last = rate;
-  }
-  return Math.sqrt(first * last);
+  const rate = Math.sqrt(low * high);
+  // Turns given at once (a busy event loop) reach the server otherwise than their times say.
+  let bunched = 0;
+  for (let i = 1; i <= dry; i++) if ((times[i] as number) - (times[i - 1] as number) < 1) bunched++;
+  return {
+    rate,
+    // Bounds that cross by a little are rounding (a request on the edge of a token), not distortion.
+    ceiling: low > high * 1.05 || bunched * 4 > dry ? rate * DISTORTED : high / low > NARROW ? high : rate,
+  };
 }
 
 /** The rate from which `holds` is true, for a `holds` false below some rate and true above it. */
@@ -294,13 +337,37 @@ function boundary(holds: (rate: number) => boolean): number {
   return high;
 }
 
-/** The pacers of a transport's credentials, one for each. */
+/**
+ * The pacer of a key whose pace a store shares, made once per transport (its `waits` for a turn)
+ * and key; `logger`: the client's, for the warning when the store fails.
+ */
+export type SharedPacerFactory = (waits: Waits, key: string, logger: CrmLogger | undefined) => KeyPacer;
+
+/**
+ * Where a store made by `crm-integration-sdk/redis` (`redisStore()`, `memoryStore()`,
+ * `sharedPaceStore()`) carries the pacer that shares its pace: that code ships with the store, so
+ * that the main entry does not grow by it.
+ */
+export const SHARED_PACER = Symbol.for('crm-integration-sdk.shared-pacer');
+
+/** The factory a store carries, if it does (what else it carries there, settings.ts refuses). */
+export const sharedPacerOf = (store: unknown): SharedPacerFactory | undefined =>
+  (store as { [SHARED_PACER]?: SharedPacerFactory } | undefined)?.[SHARED_PACER];
+
+/** The pacers of a transport's credentials, one for each credential (and store). */
 export class Pacers {
   readonly #byCredential = new Map<string, Pacer>();
   readonly #waits = new Waits('pace');
+  readonly #logger: CrmLogger | undefined;
 
-  /** The pacer of a credential (its key, or its token). */
-  of(credential: string): Pacer {
+  /** `logger`: the client's, told when a shared store fails. */
+  constructor(logger: CrmLogger | undefined) {
+    this.#logger = logger;
+  }
+
+  /** The pacer of a credential (its key, or its token): in this process (`true`), or shared through `store`, which keeps its own. */
+  of(credential: string, store: object | true): KeyPacer {
+    if (store !== true) return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger);
     let pacer = this.#byCredential.get(credential);
     if (!pacer) {
       if (this.#byCredential.size >= PACERS_KEPT) {

@@ -1,0 +1,55 @@
+/**
+ * The steps of a `PaceStore` on a key's state in Redis, each atomic (one script run), on the
+ * server's clock (`TIME`, so that the workers' clocks do not matter): the same steps as
+ * memory-store.ts. KEYS[1]: the key's hash (phase, turn, next, startedAt, learned, learnedAt);
+ * KEYS[2]: the list of the phase's reservations, `turn,count,at,intervalMs`, the first 500.
+ * ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); then the step's arguments
+ * (reserve: count, intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned).
+ * Every write sets both keys' TTL: nothing outlives its disuse, and a worker that dies holds
+ * nothing. Times go out as strings: a Lua number in a reply is cut to an integer.
+ */
+export const PACE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local s, log = KEYS[1], KEYS[2]
+local step, keep = ARGV[1], tonumber(ARGV[2])
+local phase = tonumber(redis.call('HGET', s, 'phase')) or 0
+local function ms(x) return string.format('%.3f', x) end
+local function expire(next)
+  local ttl = math.ceil(math.max(keep, next - now + keep))
+  redis.call('PEXPIRE', s, ttl)
+  redis.call('PEXPIRE', log, ttl)
+end
+if step == 'reserve' then
+  local count, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local next = tonumber(redis.call('HGET', s, 'next')) or 0
+  local turn = tonumber(redis.call('HGET', s, 'turn')) or 0
+  local at = next
+  if now - next > 50 then at = now end
+  local started = tonumber(redis.call('HGET', s, 'startedAt')) or at
+  if turn == 0 then started = at end
+  if redis.call('LLEN', log) < 500 then
+    redis.call('RPUSH', log, turn .. ',' .. count .. ',' .. ms(at) .. ',' .. string.format('%.6f', interval))
+  end
+  next = at + count * interval
+  redis.call('HSET', s, 'phase', phase, 'turn', turn + count, 'next', ms(next), 'startedAt', ms(started))
+  expire(next)
+  return { tostring(phase), tostring(turn), ms(math.max(0, at - now)), ms(now), ms(started),
+    redis.call('HGET', s, 'learned') or '', redis.call('HGET', s, 'learnedAt') or '' }
+end
+if tonumber(ARGV[3]) ~= phase then return false end
+if step == 'refuse' then
+  local entries = redis.call('LRANGE', log, 0, -1)
+  redis.call('DEL', log)
+  local next = now + tonumber(ARGV[5])
+  redis.call('HSET', s, 'phase', phase + 1, 'turn', 0, 'next', ms(next))
+  expire(next)
+  return entries
+end
+if step == 'learn' then
+  redis.call('HSET', s, 'learned', ARGV[4], 'learnedAt', ms(now))
+  expire(tonumber(redis.call('HGET', s, 'next')) or now)
+  return 1
+end
+return redis.error_reply('unknown step')
+`;

@@ -1,0 +1,161 @@
+import { createHash, createHmac } from 'node:crypto';
+import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
+import { PACE_SCRIPT } from './pace-script';
+import { sharedPaceStore } from './shared';
+
+/**
+ * What `redisStore()` uses of a Redis client: an `ioredis` client (`new Redis()`), or an
+ * `iovalkey` one, its Valkey twin, fits as it is.
+ */
+export interface RedisScriptClient {
+  /** Runs a loaded script by its SHA-1. */
+  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** `SCRIPT LOAD`: has Redis keep the script, when it does not know its SHA-1 (yet, or any more). */
+  script(subcommand: 'LOAD', script: string): Promise<unknown>;
+  /** The connection's state (`'ready'`, `'reconnecting'`, `'end'`...). */
+  readonly status?: string;
+}
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * Put before every key the store writes, so that two apps (or two environments) on one Redis
+   * keep apart: letters, digits and `:_.-`, at most 100. Default: `'crm-pace:'`.
+   */
+  prefix?: string | undefined;
+  /**
+   * The secret of the keyed hash (HMAC-SHA256) that stands for an API key in Redis: the same in
+   * every worker that shares a pace. Default: none, the prefix keys the hash; an API key, long
+   * and random, is not found again from it, but a secret of yours keeps even a short one safe
+   * from anyone who reads Redis.
+   */
+  secret?: string | undefined;
+}
+
+const PREFIX = /^[\w:.-]{1,100}$/;
+/** How long a key nobody uses is kept in Redis: a learned rate is worth keeping a while. */
+const KEEP_MS = 15 * 60_000;
+const SHA = createHash('sha1').update(PACE_SCRIPT).digest('hex');
+
+/**
+ * A `PaceStore` in Redis (or Valkey), for `throttle: { mode: 'auto', store }`: every process whose
+ * clients use a store over the same Redis and prefix paces each key as one (README.md, "Bulk
+ * work and rate limits"). Each step is one script run (EVALSHA), atomic on the server, on the
+ * server's clock; a worker asks once for a few turns. A key is kept in Redis as a keyed hash
+ * of it, never as it is, and every Redis key written expires after 15 minutes unused.
+ *
+ * When Redis fails or answers late (100 ms), the calls go on, each key paced in its process
+ * alone, with one warning in the client's log; the store is tried again every 5 s.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { redisStore } from 'crm-integration-sdk/redis';
+ *
+ * const store = redisStore(new Redis(process.env.REDIS_URL));
+ * const crm = new CrmClient({ throttle: { mode: 'auto', store } });
+ * ```
+ */
+export function redisStore(client: RedisScriptClient, options: RedisStoreOptions = {}): PaceStore {
+  if (typeof client?.evalsha !== 'function' || typeof client.script !== 'function') {
+    throw new TypeError('redisStore(client): client must be an ioredis (or iovalkey) client');
+  }
+  const { prefix = 'crm-pace:', secret } = options ?? {};
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
+    throw new TypeError('redisStore(): prefix must be 1 to 100 letters, digits or :_.- characters');
+  }
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length === 0)) {
+    throw new TypeError('redisStore(): secret must be a non-empty string');
+  }
+  const hashes = new Map<string, string>();
+  /** The key's two Redis keys, one hash tag (one cluster slot), named by a keyed hash of it. */
+  const keysOf = (key: string): [string, string] => {
+    let hash = hashes.get(key);
+    if (hash === undefined) {
+      hash = createHmac('sha256', secret ?? `crm-integration-sdk pace ${prefix}`)
+        .update(key)
+        .digest('hex');
+      if (hashes.size >= 1000) hashes.clear();
+      hashes.set(key, hash);
+    }
+    return [`${prefix}{${hash}}:state`, `${prefix}{${hash}}:turns`];
+  };
+  const run = async (key: string, step: string, ...args: (string | number)[]): Promise<unknown> => {
+    // Closed for good, or between connections: an answer now would only queue up.
+    if (client.status === 'end' || client.status === 'reconnecting' || client.status === 'close') {
+      throw new Error(`Redis is not connected (${client.status})`);
+    }
+    const keys = keysOf(key);
+    try {
+      return await client.evalsha(SHA, 2, ...keys, step, KEEP_MS, ...args);
+    } catch (error) {
+      // Not loaded yet (or flushed, or another server after a failover): loaded, and run again.
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      await client.script('LOAD', PACE_SCRIPT);
+      return await client.evalsha(SHA, 2, ...keys, step, KEEP_MS, ...args);
+    }
+  };
+  return sharedPaceStore({
+    async reserve(key, count, intervalMs) {
+      return leaseOf(await run(key, 'reserve', count, intervalMs));
+    },
+    async refuse(key, phase, turn, pauseMs) {
+      return reservationsOf(await run(key, 'refuse', phase, turn, pauseMs));
+    },
+    async learn(key, phase, learned) {
+      await run(key, 'learn', phase, JSON.stringify(learned));
+    },
+  });
+}
+
+/** A number Redis sent as text, or a failure of the store: a wrong answer must not pace anything. */
+function numberOf(value: unknown, whole = false): number {
+  const number = typeof value === 'string' && value !== '' ? Number(value) : Number.NaN;
+  if (!Number.isFinite(number) || number < 0 || (whole && !Number.isSafeInteger(number))) {
+    throw new TypeError('Redis answered the pace script with something else than its numbers');
+  }
+  return number;
+}
+
+/** The lease in the script's answer: [phase, turn, delayMs, now, startedAt, learned, learnedAt]. */
+function leaseOf(reply: unknown): PaceLease {
+  if (!Array.isArray(reply) || reply.length !== 7) throw new TypeError('Redis answered the pace script with no lease');
+  const [phase, turn, delayMs, now, startedAt, learned, learnedAt] = reply as unknown[];
+  return {
+    phase: numberOf(phase, true),
+    turn: numberOf(turn, true),
+    // A pause longer than a Retry-After is honoured (maxRetryAfter's bound): a wrong answer, not a wait.
+    delayMs: Math.min(numberOf(delayMs), 2_147_483_647),
+    now: numberOf(now),
+    startedAt: numberOf(startedAt),
+    learned: learned === '' ? undefined : learnedOf(learned, numberOf(learnedAt)),
+  };
+}
+
+/** What was learned, as `learn()` wrote it (JSON); only its positive finite rates are kept. */
+function learnedOf(text: unknown, at: number): PaceLearned & { at: number } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(text));
+  } catch {}
+  const rate = (name: string) => {
+    const value = (parsed as Record<string, unknown> | null)?.[name];
+    return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+  };
+  return { rate: rate('rate'), ceiling: rate('ceiling'), ramp: rate('ramp'), at };
+}
+
+/** The ended phase's reservations, `turn,count,at,intervalMs` each, or undefined when the refusal ended nothing. */
+function reservationsOf(reply: unknown): readonly PaceReservation[] | undefined {
+  if (reply === null || reply === undefined) return undefined;
+  if (!Array.isArray(reply)) throw new TypeError('Redis answered the pace script with no reservations');
+  return reply.map((entry: unknown) => {
+    const [turn, count, at, intervalMs] = String(entry).split(',');
+    return {
+      turn: numberOf(turn, true),
+      count: numberOf(count, true),
+      at: numberOf(at),
+      intervalMs: numberOf(intervalMs),
+    };
+  });
+}

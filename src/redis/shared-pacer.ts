@@ -1,0 +1,470 @@
+import type { CrmLogger } from '../core/log';
+import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
+import { retryAfterMsOf } from '../core/retry-after';
+import { isRefusal } from '../internal/call/failure';
+import {
+  ACCEPTED,
+  BARREN,
+  climbed,
+  DEFAULT_PAUSE_MS,
+  type KeyPacer,
+  PROBE_MS,
+  RAMP_MS,
+  RAMP_START,
+  REFUSED,
+  rateOf,
+  UNKNOWN,
+} from '../internal/waiting/pacer';
+import { type Place, Queue } from '../internal/waiting/queue';
+import type { Waiting, Waits } from '../internal/waiting/wait';
+import { CATCH_UP_MS, MemoryStore } from './memory-store';
+
+/**
+ * The pacer of a key whose pace a store shares (`throttle: { mode: 'auto', store }`): the pacer
+ * of src/internal/waiting/pacer.ts, with its schedule, its pause and what it learned kept in the
+ * store, so that every process using the store paces the key as one.
+ *
+ * The turns come from the store a few at a time (a lease, about LEASE_MS of them), each lease one
+ * atomic step of the store on its own clock. A refusal ends the store's phase: every process pauses
+ * (this one at once, the others at their next lease), and the process whose refusal ended it finds
+ * the rate from the phase's reservations (their times, which the store kept) and what became of its
+ * own requests, the others' taken as accepted up to the refused one; it tells the store, and every
+ * process paces by it. A store that fails or answers late leaves this process pacing the key alone,
+ * in memory, for STORE_RETRY_MS, with one warning per outage; nothing fails because of it.
+ */
+
+/**
+ * A lease spans about this long, so that a shared store is asked once for several turns, and
+ * holds at most LEASE_MAX of them (LEASE_RAMP while no rate is known: the ramp overshoots the
+ * bucket, and the turns a lease holds go out whatever another process's refusal said meanwhile).
+ */
+const LEASE_MS = 50;
+const LEASE_MAX = 10;
+const LEASE_RAMP = 2;
+/** How long a shared store may take to answer; after a failure, how long it is left alone. */
+const STORE_MS = 100;
+const STORE_RETRY_MS = 5000;
+/** How long before the end of its pause the process whose refusal ended a phase finds its rate. */
+const LEARN_EARLY_MS = 150;
+
+/** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
+export interface Ticket {
+  readonly store: PaceStore;
+  readonly phase: number;
+  readonly turn: number;
+}
+
+/** A phase this pacer's refusal ended, still hearing from the requests it had on their way. */
+interface Ended {
+  readonly store: PaceStore;
+  readonly phase: number;
+  readonly reservations: readonly PaceReservation[];
+  /** What became of this process's turns of the phase. */
+  readonly outcomes: Map<number, number>;
+  /** When this process's turns of the phase went (the store's clock): truer than their schedule on a busy machine. */
+  readonly sent: Map<number, number>;
+  readonly dry: number;
+}
+
+type Learned = PaceLearned & { readonly at: number };
+
+/** The pace of one credential's calls, shared through a store. */
+export class SharedPacer implements KeyPacer {
+  readonly #key: string;
+  readonly #shared: PaceStore;
+  /** The store of `'auto'`, and the one a shared store falls back on. */
+  readonly #local = new MemoryStore();
+  readonly #logger: CrmLogger | undefined;
+  /** Whether the store is failing, shared by the pacers of one store: one warning per outage. */
+  readonly #outage: { down: boolean };
+  /** Until when (performance.now()) the shared store is left alone, after it failed. */
+  #sharedAfter = 0;
+  /** The store of the lease, and its phase (-1 after a refusal, until the next lease says). */
+  #store: PaceStore;
+  #phase = -1;
+  /** The lease: its next turn, how many are left, when the next goes (performance.now()), how far apart. */
+  #turn = 0;
+  #left = 0;
+  #at = 0;
+  #interval = 0;
+  #reserving = false;
+  /** The store's clock minus this process's (performance.now()), as of the last lease. */
+  #offset = 0;
+  #startedAt = 0;
+  #learned: Learned | undefined;
+  #outcomes = new Map<number, number>();
+  #sent = new Map<number, number>();
+  #ended: Ended | undefined;
+  #pausedUntil = 0;
+  /** Until when the first calls wait for the first request's answer (0: not waiting). */
+  #probing = 0;
+  #probe: Ticket | undefined;
+  #probed = false;
+  /** When the first answer came (the store's clock): the ramp starts there. */
+  #rampFrom = 0;
+  /** Phases in a row whose first turn was refused. */
+  #barren = 0;
+  readonly #queue = new Queue<Waiting<Ticket>>();
+  readonly #waits: Waits;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * `waits`: the transport's waits for a turn at a pace, shared by its pacers; `shared`: the store
+   * of `throttle: { mode: 'auto', store }`; `logger`: the client's; `outage`: the store's state of
+   * failure, shared by its pacers.
+   */
+  constructor(waits: Waits, key: string, shared: PaceStore, logger: CrmLogger | undefined, outage: { down: boolean }) {
+    this.#waits = waits;
+    this.#key = key;
+    this.#shared = shared;
+    this.#logger = logger;
+    this.#outage = outage;
+    this.#store = this.#local;
+  }
+
+  /**
+   * Resolves when a request may go out: after any pause, at the pace. A retry goes before the
+   * calls that wait for their first attempt. Rejects with an `AttemptFailure` of kind `queued`
+   * when `signal` aborts or `deadline` (epoch ms) passes first.
+   */
+  turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket> {
+    let place: Place<Waiting<Ticket>> | undefined;
+    const waiting = this.#waits.start<Ticket>(signal, deadline, () => {
+      if (place) this.#queue.remove(place);
+      // Nobody left to wake: a pause's timer must not keep the process alive.
+      if (this.#queue.size === 0) {
+        clearTimeout(this.#timer);
+        this.#timer = undefined;
+      }
+    });
+    if (signal?.aborted) return waiting.promise;
+    place = this.#queue.add(waiting, retry);
+    this.#pump();
+    return waiting.promise;
+  }
+
+  /** Whether a turn given is still good: no refusal has ended its phase since, as far as this process knows. */
+  holds(ticket: Ticket): boolean {
+    return ticket.store === this.#store && ticket.phase === this.#phase && performance.now() >= this.#pausedUntil;
+  }
+
+  /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
+  learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void {
+    const refusal = isRefusal(status, headers.has('retry-after'));
+    const outcome = refusal ? REFUSED : ACCEPTED;
+    // The first request's answer: the calls behind it may go, and the ramp starts.
+    if (ticket === this.#probe) {
+      this.#probe = undefined;
+      this.#probing = 0;
+      this.#rampFrom = performance.now() + this.#offset;
+      if (!refusal) this.#pump();
+    }
+    // A request of the phase a refusal ended, answered during the pause: it counts towards that phase's rate.
+    const ended = this.#ended;
+    if (ended && ticket.phase === ended.phase && ticket.store === ended.store) {
+      ended.outcomes.set(ticket.turn, outcome);
+      return;
+    }
+    if (ticket.phase !== this.#phase || ticket.store !== this.#store) return;
+    this.#outcomes.set(ticket.turn, outcome);
+    if (!refusal) return;
+    // The phase is over for this process, whatever the store says: its calls pause, its lease is void.
+    const wait = Math.min(retryAfterMsOf(headers) ?? DEFAULT_PAUSE_MS, maxRetryAfter);
+    const { store, phase } = ticket;
+    const outcomes = this.#outcomes;
+    const sent = this.#sent;
+    this.#barren = ticket.turn === 0 ? this.#barren + 1 : 0;
+    this.#pausedUntil = performance.now() + wait;
+    this.#phase = -1;
+    this.#left = 0;
+    this.#outcomes = new Map();
+    this.#sent = new Map();
+    // The store ends the phase, unless another process's refusal ended it first; the one that
+    // ended it finds the rate when the pause is over.
+    const end = (reservations: readonly PaceReservation[] | undefined) => {
+      if (!reservations) return;
+      const ended: Ended = { store, phase, reservations, outcomes, sent, dry: ticket.turn };
+      this.#ended = ended;
+      // Found a little before the pause is over (the phase's answers are in by then), so that the
+      // other processes, whose pause ends with this one's, lease at the rate found, not the last.
+      // (Not a reason for the process to stay up: unref.)
+      setTimeout(() => this.#ended === ended && this.#learn(ended), Math.max(0, wait - LEARN_EARLY_MS)).unref();
+    };
+    if (store === this.#local) end(this.#local.refuse(this.#key, phase, ticket.turn, wait));
+    else this.#ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
+    this.#pump();
+  }
+
+  /**
+   * Whether the key is refused whatever its pace (BARREN phases in a row refused at their first
+   * turn: a quota used up, a key blocked): its calls then fail as they would without a pacer,
+   * each after its retries (retry/decide.ts), rather than waiting for ever, one at a time.
+   */
+  get hopeless(): boolean {
+    return this.#barren >= BARREN;
+  }
+
+  /** Whether nothing waits and no pause is on: a pacer that may be dropped. */
+  idle(): boolean {
+    return this.#queue.size === 0 && !this.#reserving && performance.now() >= this.#pausedUntil;
+  }
+
+  /** The pace at `now` (the store's clock), in requests a second, from what was learned. */
+  #pace(now: number): number {
+    // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
+    if (this.hopeless) return Number.POSITIVE_INFINITY;
+    const learned = this.#learned;
+    if (learned?.rate === undefined) {
+      // A phase not begun yet (this process was refused last) begins at its first lease.
+      const from = this.#phase < 0 ? now : Math.max(this.#startedAt, this.#rampFrom);
+      return (learned?.ramp ?? RAMP_START) * 2 ** (Math.max(0, now - from) / RAMP_MS);
+    }
+    return climbed(learned.rate, learned.ceiling ?? learned.rate, now - learned.at);
+  }
+
+  /**
+   * Gives the waiting calls their turns, as the pause and the lease allow; a timer for the rest.
+   * The wait for the first answer ends with that answer or with its timer (`timedOut`), never by
+   * the clock alone: a process busy queuing its calls cannot have heard the answer yet.
+   */
+  #pump(timedOut = false): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (timedOut && performance.now() >= this.#probing) this.#probing = 0;
+    while (this.#queue.size > 0) {
+      const now = performance.now();
+      const at = Math.max(this.#pausedUntil, this.#probing, this.#left > 0 ? this.#at : 0);
+      if (at > now || this.#probing !== 0) {
+        this.#timer = setTimeout(() => this.#pump(true), Math.max(0, Math.ceil(at - now)));
+        return;
+      }
+      // The pause is over: every request of the phase it ended has been heard from, or never will be.
+      if (this.#ended) this.#learn(this.#ended);
+      if (this.#left === 0) {
+        // Asked of a shared store: the pump goes on when it answers.
+        if (!this.#lease()) return;
+        continue;
+      }
+      // Late by a little (a timer on a busy machine): caught up. More: nothing saved up to send at once.
+      if (now - this.#at > CATCH_UP_MS) this.#at = now;
+      const ticket: Ticket = { store: this.#store, phase: this.#phase, turn: this.#turn };
+      this.#sent.set(this.#turn, now + this.#offset);
+      this.#turn += 1;
+      this.#left -= 1;
+      this.#at += this.#interval;
+      if (!this.#probed) {
+        // The first request goes alone, and the others wait for its answer (at most PROBE_MS).
+        this.#probed = true;
+        this.#probing = now + PROBE_MS;
+        this.#probe = ticket;
+      }
+      this.#queue.shift()?.done(ticket);
+    }
+  }
+
+  /** Takes a lease of turns: at once from the memory store (true), or asked of the shared one. */
+  #lease(): boolean {
+    if (this.#reserving) return false;
+    const now = performance.now();
+    const pace = this.#pace(now + this.#offset);
+    const interval = 1000 / pace;
+    const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
+    const count = this.#probed
+      ? Math.max(1, Math.min(this.#queue.size, most, Math.floor((pace * LEASE_MS) / 1000)))
+      : 1;
+    const shared = this.#shared;
+    if (now < this.#sharedAfter) {
+      this.#take(this.#local, this.#local.reserve(this.#key, count, interval), interval, count);
+      return true;
+    }
+    this.#reserving = true;
+    this.#ask(() => shared.reserve(this.#key, count, interval), checkedLease)
+      .then(
+        (lease) => this.#take(shared, lease, interval, count),
+        () => {},
+      )
+      .finally(() => {
+        this.#reserving = false;
+        this.#pump();
+      });
+    return false;
+  }
+
+  #take(store: PaceStore, lease: PaceLease, interval: number, count: number): void {
+    const now = performance.now();
+    this.#offset = lease.now - now;
+    // What this pacer learned itself may be newer than what the store answers (its learn() on the way).
+    const known = store === this.#store ? this.#learned : undefined;
+    this.#learned = !lease.learned || (known && known.at > lease.learned.at) ? known : lease.learned;
+    if (store !== this.#store || lease.phase !== this.#phase) {
+      // Another phase (a refusal somewhere, or the other store): what was known of the last one goes.
+      this.#store = store;
+      this.#phase = lease.phase;
+      this.#outcomes = new Map();
+      this.#sent = new Map();
+    }
+    this.#startedAt = lease.startedAt;
+    this.#turn = lease.turn;
+    this.#left = count;
+    this.#at = now + lease.delayMs;
+    this.#interval = interval;
+  }
+
+  /**
+   * A shared store's answer within STORE_MS, checked by `check`; a failure, a late or a wrong
+   * answer leaves the store alone for STORE_RETRY_MS (the key paced in this process meanwhile),
+   * with one warning per outage.
+   */
+  #ask<T>(call: () => T | Promise<T>, check: (answer: T) => T): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${STORE_MS} ms`)), STORE_MS);
+    });
+    return Promise.race([Promise.resolve().then(call), late])
+      .then(check)
+      .then(
+        (answer) => {
+          clearTimeout(timer);
+          this.#outage.down = false;
+          return answer;
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          this.#sharedAfter = performance.now() + STORE_RETRY_MS;
+          if (!this.#outage.down) warn(this.#logger, error, this.#key);
+          this.#outage.down = true;
+          throw error;
+        },
+      );
+  }
+
+  /** The rate of the phase this pacer's refusal ended, told to the store it came from. */
+  #learn(ended: Ended): void {
+    this.#ended = undefined;
+    const { reservations, outcomes, sent, dry } = ended;
+    const times: number[] = [];
+    let paceAtDry = Number.POSITIVE_INFINITY;
+    try {
+      for (const { turn, count, at, intervalMs } of reservations) {
+        // A store's wrong answer (a turn far out, a count of millions) is not a loop to run.
+        if (!(turn >= 0 && turn + count <= 100_000)) break;
+        for (let i = 0; i < count; i++) times[turn + i] = sent.get(turn + i) ?? at + i * intervalMs;
+        if (dry >= turn && dry < turn + count) paceAtDry = 1000 / intervalMs;
+      }
+    } catch {}
+    let complete = times.length > dry;
+    for (let i = 0; complete && i <= dry; i++) complete = Number.isFinite(times[i]);
+    const last = this.#learned;
+    let learned: PaceLearned;
+    if (complete && dry >= 2) {
+      learned = rateOf(
+        times,
+        times.map((_, i) => outcomes.get(i) ?? UNKNOWN),
+        dry,
+      );
+    } else if (last?.rate !== undefined) {
+      // Dry at its first turns, the bucket was empty before the phase (another client of the key):
+      // that tells nothing of its rate. The pace climbs again from the rate known, not past this one.
+      learned = { rate: last.rate, ceiling: Math.max(last.rate, Math.min(last.ceiling ?? last.rate, paceAtDry)) };
+    } else {
+      learned = { ramp: Math.max(1, (last?.ramp ?? RAMP_START) / 4) };
+    }
+    this.#learned = { ...learned, at: performance.now() + this.#offset };
+    const { store } = ended;
+    if (store === this.#local) this.#local.learn(this.#key, ended.phase + 1, learned);
+    else
+      this.#ask(
+        () => store.learn(this.#key, ended.phase + 1, learned),
+        (answer) => answer,
+      ).catch(() => {});
+  }
+}
+
+/**
+ * The warning of a store that failed, once per outage: to the client's logger (as a log entry
+ * with `warning` set), or, without one, to the console, since a degraded job must not go
+ * unnoticed. The key is masked wherever the error quotes it.
+ */
+function warn(logger: CrmLogger | undefined, error: unknown, key: string): void {
+  let text: string;
+  try {
+    text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    text = 'an error that could not be read';
+  }
+  text = text
+    .split(key)
+    .join('[redacted]')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced, so that a log line stays one line.
+    .replace(/[\x00-\x1f\x7f]/g, ' ')
+    .slice(0, 500);
+  const line = `crm warning pace-store-unavailable: ${text}; each key paced in this process alone until the store answers`;
+  const entry = {
+    warning: 'pace-store-unavailable' as const,
+    method: '',
+    url: '',
+    status: 0,
+    error: text,
+    durationMs: 0,
+    attempt: 0,
+    headers: {},
+  };
+  try {
+    if (!logger) console.warn(line);
+    else (logger(line, entry) as unknown as Promise<unknown> | undefined)?.then?.(undefined, () => {});
+  } catch {}
+}
+
+/** The longest wait before a turn a store may ask for: longer is a wrong answer, not a pause. */
+const DELAY_MAX = 2_147_483_647;
+
+/** A store's lease, if it is one (a store of the user's may answer anything): anything else is a failure of the store. */
+function checkedLease(lease: PaceLease): PaceLease {
+  const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+  const whole = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+  if (
+    typeof lease !== 'object' ||
+    lease === null ||
+    !whole(lease.phase) ||
+    !whole(lease.turn) ||
+    !finite(lease.now) ||
+    !finite(lease.startedAt) ||
+    !finite(lease.delayMs) ||
+    lease.delayMs < 0 ||
+    lease.delayMs > DELAY_MAX
+  ) {
+    throw new TypeError('The pace store answered reserve() with something else than a lease');
+  }
+  const { learned } = lease;
+  if (learned === undefined) return lease;
+  const rate = (value: unknown) => (finite(value) && value > 0 ? value : undefined);
+  if (typeof learned !== 'object' || learned === null || !finite(learned.at)) {
+    throw new TypeError('The pace store answered reserve() with something else than what was learned');
+  }
+  return {
+    ...lease,
+    learned: { rate: rate(learned.rate), ceiling: rate(learned.ceiling), ramp: rate(learned.ramp), at: learned.at },
+  };
+}
+
+/** A store's reservations of an ended phase, if they are such (undefined: not ended by this refusal). */
+function checkedReservations(
+  reservations: readonly PaceReservation[] | undefined,
+): readonly PaceReservation[] | undefined {
+  if (reservations === undefined || reservations === null) return undefined;
+  const ok =
+    Array.isArray(reservations) &&
+    reservations.every(
+      (r: PaceReservation) =>
+        Number.isSafeInteger(r?.turn) &&
+        r.turn >= 0 &&
+        Number.isSafeInteger(r.count) &&
+        r.count >= 1 &&
+        r.turn + r.count <= 100_000 &&
+        Number.isFinite(r.at) &&
+        Number.isFinite(r.intervalMs) &&
+        r.intervalMs >= 0,
+    );
+  if (!ok) throw new TypeError('The pace store answered refuse() with something else than the reservations of a phase');
+  return reservations;
+}

@@ -1,0 +1,136 @@
+import type Redis from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CrmClient, type CrmRequestLog } from '../../src/index';
+import { type PaceStore, redisStore, sharedPaceStore } from '../../src/redis/index';
+import type { FakeCrmServer } from '../../src/testing/index';
+import { startedServer } from '../support/fake-harness';
+import { startRedis, type TestRedis } from '../support/redis';
+
+/*
+ * Workers of one tenant, each with a client of its own and a Redis connection of its own (as
+ * processes of a queue would be), against the fake CRM over HTTP with a rate limit: no timed
+ * assertions, only what the server stored and answered.
+ */
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis.close();
+});
+
+const TENANT = 'tenant_bulk';
+const KEY = 'sk_bulk_5d1e2f3a4b5c6d7e8f9a0b1c';
+
+async function limitedFake(perSecond: number, burst: number): Promise<FakeCrmServer> {
+  return startedServer({
+    seed: { tenants: [{ id: TENANT, apiKey: KEY, rateLimit: { perSecond, burst } }] },
+    latencyMs: 5,
+  });
+}
+
+interface Worker {
+  readonly crm: CrmClient;
+  readonly logs: { line: string; entry: CrmRequestLog }[];
+}
+
+function workers(url: string, count: number, store: () => PaceStore | undefined): Worker[] {
+  return Array.from({ length: count }, () => {
+    const logs: Worker['logs'] = [];
+    const made = store();
+    const crm = new CrmClient({
+      baseUrl: url,
+      apiKey: KEY,
+      tenantId: TENANT,
+      throttle: made ? { mode: 'auto', store: made } : 'auto',
+      logger: (line, entry) => logs.push({ line, entry }),
+    });
+    return { crm, logs };
+  });
+}
+
+/** Creates `n` contacts split over the workers, all at once; the outcomes, as Promise.allSettled gives them. */
+function job(list: Worker[], n: number, from = 0) {
+  return Promise.allSettled(
+    Array.from({ length: n }, (_, i) =>
+      (list[i % list.length] as Worker).crm.contacts.create({
+        firstName: 'Bulk',
+        lastName: `${from + i}`,
+        email: `bulk-${from + i}@shared.test`,
+      }),
+    ),
+  );
+}
+
+/** What the fake holds and saw of the tenant: records, distinct emails, requests, refusals. */
+function seen(server: FakeCrmServer) {
+  const contacts = server.fake.store.contactsOf(TENANT);
+  const requests = server.fake.requests.filter((request) => request.headers['x-api-key'] === KEY);
+  return {
+    stored: contacts.length,
+    distinct: new Set(contacts.map((contact) => contact.email)).size,
+    requests: requests.length,
+    refused: requests.filter((request) => request.status === 429).length,
+  };
+}
+
+const warnings = (worker: Worker) => worker.logs.filter(({ entry }) => entry.warning !== undefined);
+
+describe('throttle: { mode: "auto", store: redisStore() }', () => {
+  test('four workers sharing one Redis place every record once, with few refusals, and warn of nothing', async () => {
+    const server = await limitedFake(100, 10);
+    const prefix = `shared-${Math.random().toString(36).slice(2)}:`;
+    const clients: Redis[] = [];
+    const list = workers(server.url, 4, () => {
+      const client = redis.client();
+      clients.push(client);
+      return redisStore(client, { prefix });
+    });
+
+    const settled = await job(list, 400);
+
+    expect(settled.filter((result) => result.status === 'rejected')).toEqual([]);
+    const { stored, distinct, requests, refused } = seen(server);
+    expect(stored).toBe(400);
+    expect(distinct).toBe(400);
+    // Loose: one key paced as one learns the limit in a phase or two (a few dozen refusals at most).
+    expect(refused / requests).toBeLessThan(0.1);
+    expect(list.flatMap(warnings)).toEqual([]);
+    // The pace went through Redis: the tenant's state is there, under the prefix.
+    expect(await (clients[0] as Redis).keys(`${prefix}*`)).toHaveLength(2);
+  }, 60_000);
+
+  test('a store of your own, made usable by sharedPaceStore(), paces the workers as one', async () => {
+    const server = await limitedFake(100, 10);
+    const calls: string[] = [];
+    const inner = redisStore(redis.client(), { prefix: `own-${Math.random().toString(36).slice(2)}:` });
+    const own = sharedPaceStore({
+      reserve: (key: string, count: number, interval: number) => {
+        calls.push('reserve');
+        return inner.reserve(key, count, interval);
+      },
+      refuse: (key: string, phase: number, turn: number, pause: number) => inner.refuse(key, phase, turn, pause),
+      learn: (key: string, phase: number, learned: object) => inner.learn(key, phase, learned),
+    });
+    const list = workers(server.url, 2, () => own);
+
+    const settled = await job(list, 200);
+
+    expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(seen(server).distinct).toBe(200);
+    expect(calls.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  test('a store not made by crm-integration-sdk/redis, or a misspelt mode, is refused at construction', () => {
+    const plain = { reserve() {}, refuse() {}, learn() {} } as unknown as PaceStore;
+    const make = (throttle: unknown) =>
+      new CrmClient({ baseUrl: 'http://crm.test', apiKey: KEY, tenantId: TENANT, throttle: throttle as 'auto' });
+    expect(() => make({ mode: 'auto', store: plain })).toThrow(
+      /\{ mode: 'auto', store \} \(crm-integration-sdk\/redis\)/,
+    );
+    expect(() => make({ mode: 'on' })).toThrow(/Must be 'off', 'auto' or \{ mode: 'auto', store \}/);
+    expect(() => make('fast')).toThrow(/throttle/);
+    expect(() => make({ mode: 'auto' })).not.toThrow();
+  });
+});
