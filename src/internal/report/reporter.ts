@@ -149,12 +149,17 @@ export function createReporter(options: TransportOptions): Reporter {
             { ...factsOf(failure.status, failure.headers, call), body: undefined },
           );
         case 'key': {
-          // The function's own error, as it is, unless it holds a secret: then a masked copy.
+          // The function's own error, as it is, unless masking changes a word of what it prints
+          // (or some of it cannot be read): then the masked copy.
           const redact = redactOf(call);
-          const copy = safeCause(failure.cause, redact);
-          const cause = holdsNoSecret(failure.cause, redact) ? failure.cause : copy;
+          let masked = false;
+          const copy = safeCause(failure.cause, (value) => {
+            const out = redact(value);
+            masked ||= out !== value || value === UNREAD;
+            return out;
+          });
           return new CrmError(`The apiKey function failed for tenant "${call.request.tenantId}"; nothing was sent`, {
-            cause,
+            cause: masked ? copy : failure.cause,
           });
         }
         case 'queued':
@@ -224,54 +229,40 @@ function redactHeaders(headers: Headers, redact: Redact, secret: ReadonlySet<str
   return out;
 }
 
+/** What stands for a failure, or the part of one, that could not be read: a getter threw, or it nests too deep. */
+const UNREAD = 'A failure that could not be read';
+
 /**
  * What a failure may keep as `cause`: a copy, whatever it was (a custom fetch may reject with
  * anything). An error keeps its name, message, stack, causes (an `AggregateError` its errors) and
- * its fields of text or number, such as `code` and `port`; any other field (a `request`, a
- * `config.headers`) is dropped. Anything else becomes an error of its JSON text. Secrets are masked.
+ * its fields of text or number, such as `code` and `port`, enumerable or not; any other field (a
+ * `request`, a `config.headers`) is dropped, its text passed to `redact` all the same, so that a
+ * caller's `redact` sees every word the failure prints. Anything else becomes an error of its JSON
+ * text. Secrets are masked.
  */
 function safeCause(failure: unknown, redact: Redact, depth = 0): unknown {
   try {
-    if (failure === undefined || depth > 4) return undefined;
+    if (failure === undefined) return undefined;
+    if (depth > 4) return void redact(UNREAD);
     if (!(failure instanceof Error)) return new Error(redact(textOf(failure)));
     const cause = safeCause(failure.cause, redact, depth + 1);
     const copy = new Error(redact(String(failure.message)), cause === undefined ? undefined : { cause }) as Error &
       Record<string, unknown>;
     copy.name = redact(String(failure.name));
     if (typeof failure.stack === 'string') copy.stack = redact(failure.stack);
-    for (const [name, value] of Object.entries(failure)) {
+    for (const name of Object.getOwnPropertyNames(failure)) {
+      if (/^(message|stack|cause|errors)$/.test(name)) continue;
+      const value = (failure as unknown as Record<string, unknown>)[name];
       if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
         copy[redact(name)] = redact(value);
+      else redact(`${name} ${textOf(value)}`);
     }
     const { errors } = failure as { errors?: unknown };
     if (Array.isArray(errors)) copy.errors = errors.map((each) => safeCause(each, redact, depth + 1));
     return copy;
   } catch {
     // A failure whose getters throw, a Proxy: nothing of it can be read safely.
-    return new Error('A failure that could not be read');
-  }
-}
-
-/** Whether no text a failure shows, its causes' included, holds a secret; false when it cannot be read. */
-function holdsNoSecret(failure: unknown, redact: Redact, depth = 0): boolean {
-  try {
-    if (!(failure instanceof Error)) return redact(textOf(failure)) === textOf(failure);
-    // Every own field, enumerable or not: an AggregateError's `errors` is not, and prints all the same.
-    const fields = Object.getOwnPropertyNames(failure).filter((name) => name !== 'cause' && name !== 'errors');
-    const texts = [
-      String(failure.message),
-      String(failure.stack),
-      String(failure.name),
-      ...fields.flatMap((name) => [name, textOf((failure as unknown as Record<string, unknown>)[name])]),
-    ];
-    const { errors } = failure as { errors?: unknown };
-    const inner = [failure.cause, ...(Array.isArray(errors) ? errors : errors === undefined ? [] : [errors])];
-    return (
-      texts.every((text) => redact(text) === text) &&
-      inner.every((each) => each === undefined || (depth < 4 && holdsNoSecret(each, redact, depth + 1)))
-    );
-  } catch {
-    return false;
+    return new Error(redact(UNREAD));
   }
 }
 

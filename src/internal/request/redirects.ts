@@ -20,7 +20,7 @@ export function redirectOf({ response }: Received, from: Target, origin: string)
   if (response.type === 'opaqueredirect') {
     // Browsers hide a manual redirect's Location, so there is no telling whether it stays on the origin.
     const cause = new Error(
-      'the server answered with a redirect that this runtime does not let the SDK read, so it was not followed: set baseUrl to the address it redirects to',
+      'a redirect that this runtime does not let the SDK read was not followed: set baseUrl to where it leads',
     );
     throw new AttemptFailure({ kind: 'network', cause });
   }

@@ -95,8 +95,7 @@ export async function trace<T>(
         const response = state.response;
         context.status = response?.status;
         // A server may echo the key in its request id; the error path masks the same header.
-        const requestId = response && requestIdOf(response.headers);
-        context.requestId = requestId === undefined ? undefined : redact(requestId);
+        context.requestId = response && redact(requestIdOf(response.headers));
       } catch (error) {
         const { status, requestId } = error as { status?: unknown; requestId?: unknown };
         if (typeof status === 'number') context.status = status;
