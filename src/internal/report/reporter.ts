@@ -255,7 +255,7 @@ function safeCause(failure: unknown, redact: Redact, depth = 0): unknown {
       const value = (failure as unknown as Record<string, unknown>)[name];
       if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
         copy[redact(name)] = redact(value);
-      else redact(`${name} ${textOf(value)}`);
+      else redact(textOf(value));
     }
     const { errors } = failure as { errors?: unknown };
     if (Array.isArray(errors)) copy.errors = errors.map((each) => safeCause(each, redact, depth + 1));

@@ -20,7 +20,7 @@ export function redirectOf({ response }: Received, from: Target, origin: string)
   if (response.type === 'opaqueredirect') {
     // Browsers hide a manual redirect's Location, so there is no telling whether it stays on the origin.
     const cause = new Error(
-      'a redirect that this runtime does not let the SDK read was not followed: set baseUrl to where it leads',
+      'a redirect that this runtime does not let the SDK read was not followed: set baseUrl to its target',
     );
     throw new AttemptFailure({ kind: 'network', cause });
   }

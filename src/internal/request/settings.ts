@@ -74,7 +74,7 @@ const defaults = {
         value === 'auto' ||
         ((value as ThrottleOptions)?.mode === 'auto' &&
           ((value as ThrottleOptions).store === undefined || !!sharedPacerOf((value as ThrottleOptions).store))),
-      { error: "Must be 'off', 'auto' or { mode: 'auto', store }" },
+      { error: "Must be 'off', 'auto' or { mode: 'auto', store } (crm-integration-sdk/redis)" },
     ),
   ),
 };
