@@ -15,7 +15,7 @@ import {
   rateOf,
   UNKNOWN,
 } from '../internal/waiting/pacer';
-import { type Place, Queue } from '../internal/waiting/queue';
+import { Queue } from '../internal/waiting/queue';
 import type { Waiting, Waits } from '../internal/waiting/wait';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
 
@@ -128,19 +128,13 @@ export class SharedPacer implements KeyPacer {
    * when `signal` aborts or `deadline` (epoch ms) passes first.
    */
   turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket> {
-    let place: Place<Waiting<Ticket>> | undefined;
-    const waiting = this.#waits.start<Ticket>(signal, deadline, () => {
-      if (place) this.#queue.remove(place);
-      // Nobody left to wake: a pause's timer must not keep the process alive.
-      if (this.#queue.size === 0) {
-        clearTimeout(this.#timer);
-        this.#timer = undefined;
-      }
+    // Nobody left to wake: a pause's timer must not keep the process alive.
+    const promise = this.#waits.inQueue(this.#queue, signal, deadline, retry, () => {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
     });
-    if (signal?.aborted) return waiting.promise;
-    place = this.#queue.add(waiting, retry);
-    this.#pump();
-    return waiting.promise;
+    if (!signal?.aborted) this.#pump();
+    return promise;
   }
 
   /** Whether a turn given is still good: no refusal has ended its phase since, as far as this process knows. */

@@ -1,5 +1,5 @@
 import type { Waited } from '../call/failure';
-import { type Place, Queue } from './queue';
+import { Queue } from './queue';
 import { type Waiting, Waits } from './wait';
 
 /**
@@ -23,12 +23,7 @@ export class Limiter {
       this.#free -= 1;
       return undefined;
     }
-    let place: Place<Waiting<void>> | undefined;
-    const waiting = this.#waits.start<void>(signal, deadline, () => {
-      if (place) this.#queue.remove(place);
-    });
-    if (!signal?.aborted) place = this.#queue.add(waiting);
-    return waiting.promise;
+    return this.#waits.inQueue(this.#queue, signal, deadline);
   }
 
   /** Gives the place back: straight to the next waiter, so that no newcomer slips in between. */

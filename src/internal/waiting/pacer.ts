@@ -1,7 +1,7 @@
 import type { CrmLogger } from '../../core/log';
 import { retryAfterMsOf } from '../../core/retry-after';
 import { isRefusal } from '../call/failure';
-import { type Place, Queue } from './queue';
+import { Queue } from './queue';
 import { type Waiting, Waits } from './wait';
 
 /**
@@ -129,19 +129,13 @@ class Pacer implements KeyPacer {
   }
 
   turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Turn> {
-    let place: Place<Waiting<Turn>> | undefined;
-    const waiting = this.#waits.start<Turn>(signal, deadline, () => {
-      if (place) this.#queue.remove(place);
-      // Nobody left to wake: a pause's timer must not keep the process alive.
-      if (this.#queue.size === 0) {
-        clearTimeout(this.#timer);
-        this.#timer = undefined;
-      }
+    // Nobody left to wake: a pause's timer must not keep the process alive.
+    const promise = this.#waits.inQueue(this.#queue, signal, deadline, retry, () => {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
     });
-    if (signal?.aborted) return waiting.promise;
-    place = this.#queue.add(waiting, retry);
-    this.#pump();
-    return waiting.promise;
+    if (!signal?.aborted) this.#pump();
+    return promise;
   }
 
   holds(ticket: Turn): boolean {

@@ -1,4 +1,5 @@
 import { AttemptFailure, type Waited } from '../call/failure';
+import type { Place, Queue } from './queue';
 
 /** A wait under way: `done()` ends it with a value, unless it already ended. */
 export interface Waiting<T> {
@@ -81,6 +82,28 @@ export class Waits {
         reject(failure);
       },
     };
+  }
+
+  /**
+   * Starts a wait with a place in `queue` (at its front when `front`: a retry before first
+   * attempts), for whoever serves the queue to end with `done()`. A wait that leaves otherwise
+   * (abort, deadline) leaves the queue at once; `emptied` runs when it was the last one in it.
+   */
+  inQueue<T>(
+    queue: Queue<Waiting<T>>,
+    signal: AbortSignal | undefined,
+    deadline: number | undefined,
+    front?: boolean,
+    emptied?: () => void,
+  ): Promise<T> {
+    let place: Place<Waiting<T>> | undefined;
+    const waiting = this.start<T>(signal, deadline, () => {
+      if (!place) return;
+      queue.remove(place);
+      if (queue.size === 0) emptied?.();
+    });
+    if (!signal?.aborted) place = queue.add(waiting, front);
+    return waiting.promise;
   }
 
   /** Built when a wait fails, not before: an error captures a stack, which costs. */
