@@ -1,4 +1,4 @@
-import { context, propagation, type TracerProvider } from '@opentelemetry/api';
+import { context, type ProxyTracerProvider, propagation, type TracerProvider, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -72,3 +72,12 @@ export function useOtel(options: { contextManager?: boolean; propagator?: boolea
       ),
   };
 }
+
+/**
+ * Exports what the global tracer provider holds. NodeSDK's spans end before they are exported:
+ * its resource has attributes detected asynchronously, which the span processor awaits.
+ */
+export const flushGlobalSpans = (): Promise<void> =>
+  (
+    (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as unknown as { forceFlush(): Promise<void> }
+  ).forceFlush();

@@ -4,7 +4,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CrmClient } from '../../src/index';
 import { clientFor, OPP_ID, OPP_PATH, OPPORTUNITY, reply, TENANT, useFaultServer } from '../support/fault-server';
-import { server as msw } from '../support/msw-server';
+import { useNodeFetch } from '../support/msw-server';
 import { useOtel } from '../support/otel';
 
 /*
@@ -15,19 +15,13 @@ import { useOtel } from '../support/otel';
 
 const otel = useOtel();
 const fault = useFaultServer();
+useNodeFetch();
 let undici: UndiciInstrumentation;
 beforeAll(() => {
-  // MSW's interceptor stands in for fetch, and what it passes through does not reach undici's
-  // channels: this file's requests go out through Node's own fetch, as in a service.
-  msw.close();
   undici = new UndiciInstrumentation();
   undici.setTracerProvider(otel.provider);
 });
-afterAll(() => {
-  undici.disable();
-  // As test/support/setup.ts left it, for its own afterAll.
-  msw.listen({ onUnhandledFrame: 'error' });
-});
+afterAll(() => undici.disable());
 
 const clients = (spans: ReadableSpan[]) => spans.filter((span) => span.kind === SpanKind.CLIENT);
 const traceparentOf = (span: ReadableSpan) => `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`;

@@ -1,9 +1,10 @@
-import { type ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
+import { SpanKind, trace } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { instrumentCrm } from '../../src/otel/index';
 import { clientFor, OPP_ID, OPP_PATH, OPPORTUNITY, reply, useFaultServer } from '../support/fault-server';
+import { flushGlobalSpans } from '../support/otel';
 
 /*
  * README "Tracing", the setup without the auto-instrumentations: NodeSDK alone registers the
@@ -23,12 +24,6 @@ afterAll(async () => {
   await sdk.shutdown();
 });
 
-/** Spans end before they are exported: NodeSDK's resource has attributes detected asynchronously. */
-const flushed = () =>
-  (
-    (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as unknown as { forceFlush(): Promise<void> }
-  ).forceFlush();
-
 describe('the README tracing setup, NodeSDK alone', () => {
   test('the call span is a child of the active span, its attempt a CLIENT span under it, and the request carries its traceparent', async () => {
     fault().otherwise('GET', OPP_PATH, reply.ok(OPPORTUNITY));
@@ -37,7 +32,7 @@ describe('the README tracing setup, NodeSDK alone', () => {
       await clientFor(fault()).opportunities.get(OPP_ID);
       job.end();
     });
-    await flushed();
+    await flushGlobalSpans();
 
     const spans = exporter.getFinishedSpans();
     const job = spans.find((span) => span.name === 'job');

@@ -1,9 +1,10 @@
-import { type ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTracing } from '../../examples/tracing';
 import { fakeOverHttp } from '../support/fake-over-http';
-import { server as msw } from '../support/msw-server';
+import { useNodeFetch } from '../support/msw-server';
+import { flushGlobalSpans } from '../support/otel';
 
 /*
  * README "Tracing", as a new user runs it: NodeSDK with the auto-instrumentations, then
@@ -12,22 +13,13 @@ import { server as msw } from '../support/msw-server';
  */
 
 const exporter = new InMemorySpanExporter();
+useNodeFetch();
 let stop: () => Promise<void>;
 beforeAll(() => {
-  msw.close();
   stop = startTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 });
-afterAll(async () => {
-  await stop();
-  // As test/support/setup.ts left it, for its own afterAll.
-  msw.listen({ onUnhandledFrame: 'error' });
-});
+afterAll(() => stop());
 
-/** Spans end before they are exported: NodeSDK's resource has attributes detected asynchronously. */
-const flushed = () =>
-  (
-    (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as unknown as { forceFlush(): Promise<void> }
-  ).forceFlush();
 const ofKind = (kind: SpanKind) => exporter.getFinishedSpans().filter((span) => span.kind === kind);
 const parentOf = (span: ReadableSpan | undefined) => span?.parentSpanContext?.spanId;
 
@@ -36,7 +28,7 @@ describe('the README tracing setup, with the auto-instrumentations', () => {
     const { crm } = await fakeOverHttp();
 
     await crm.contacts.list({ limit: 5 });
-    await flushed();
+    await flushGlobalSpans();
 
     const [call, ...moreCalls] = exporter.getFinishedSpans().filter((span) => span.name === 'crm contacts.list');
     const [attempt, ...moreClients] = ofKind(SpanKind.CLIENT);
