@@ -3,6 +3,7 @@ import { endpoints } from '../endpoints';
 import type { Endpoint } from '../internal/endpoint/define';
 import { placeholdersOf } from '../internal/endpoint/path';
 import { withFieldDocs } from './field-docs';
+import { endpointSummaries } from './field-docs.generated';
 
 /** The name of a row of the endpoint table (`getOpportunity`, ...). */
 export type EndpointName = keyof typeof endpoints;
@@ -114,7 +115,7 @@ function commandOf(name: EndpointName): Command {
     endpoint,
     namespace,
     method,
-    summary: endpoint.summary,
+    summary: endpointSummaries[name] as string,
     positional,
     inputIn: fields.length ? inputIn : undefined,
     fields,

@@ -15,8 +15,6 @@ interface EndpointRow<
 > {
   /** The SDK method that calls it (`contacts.list`): the CLI, OpenAPI, MCP and trace names derive from it. */
   readonly sdkMethod: TSdkMethod;
-  /** The spec's words for it: the CLI's help, the OpenAPI summary, the MCP tool's description. */
-  readonly summary: string;
   readonly method: 'GET' | 'POST' | 'PUT';
   /** Relative to the base URL; `{id}` placeholders are filled with percent-encoded values. */
   readonly path: string;
