@@ -78,4 +78,10 @@ export interface PaceLearned {
   readonly ceiling?: number | undefined;
   /** Where the pace starts when no rate is known yet. */
   readonly ramp?: number | undefined;
+  /**
+   * How long (ms) the pace keeps to its ceiling without a refusal before it searches past it: a few
+   * seconds where the ceiling is a guess (times that disagree with the outcomes, or a refusal a few
+   * requests into a phase paced at a known rate), 30 s otherwise.
+   */
+  readonly quietMs?: number | undefined;
 }

@@ -142,7 +142,7 @@ function learnedOf(text: unknown, at: number): PaceLearned & { at: number } {
     const value = (parsed as Record<string, unknown> | null)?.[name];
     return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
   };
-  return { rate: rate('rate'), ceiling: rate('ceiling'), ramp: rate('ramp'), at };
+  return { rate: rate('rate'), ceiling: rate('ceiling'), ramp: rate('ramp'), quietMs: rate('quietMs'), at };
 }
 
 /** The ended phase's reservations, `turn,count,at,intervalMs` each, or undefined when the refusal ended nothing. */

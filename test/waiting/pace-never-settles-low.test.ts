@@ -1,4 +1,5 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
+import { climbed, Pacers, rateOf, type Ticket } from '../../src/internal/waiting/pacer';
 import { makeClient } from '../support/capture';
 import { contactsServer, created, refused, type Seen, settle, usePacedClock } from '../support/paced';
 
@@ -63,4 +64,116 @@ describe("throttle: 'auto' never settles low", () => {
     // After its pause, the key goes on at the pace it had before.
     expect(paceOf(seen, refusal.at + 1500, refusal.at + 6500)).toBeGreaterThan(before * 0.95);
   }, 30_000);
+
+  test('the ramp after a slow first answer spaces its turns, rather than sending at once those it waited for', async () => {
+    // The first request is answered 45 ms late. Its pace (50/s) had the next turns due at 20 and
+    // 40 ms: sent together when the answer came, they reached a slow bucket at once and told it
+    // nothing, and a 20/s tenant was paced at 15/s for its whole job.
+    const seen = contactsServer(created, 45);
+    const crm = makeClient({ throttle: 'auto' });
+
+    await settle(Promise.all(Array.from({ length: 6 }, (_, i) => crm.contacts.create({ email: `c${i}@x.io` }))));
+
+    const times = seen.map((request) => request.at);
+    expect(times).toHaveLength(6);
+    // The first turn after the answer goes with it; the next one a turn's time after, not with it.
+    // (Later turns may still go two at once: the fake clock moves in steps, and a turn a little late is caught up.)
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(45);
+    expect(times[2] as number).toBeGreaterThan(times[1] as number);
+  });
+
+  test('a request counts at the time it went, not when its turn was given: a slow bucket is not measured low by a busy start', async () => {
+    // W5b's 20/s tenant: the first request's turn is given inside the loop that queues the job's
+    // calls, and goes out 90 ms later. Counted at its turn, the bucket looked slower than 17/s.
+    const told = await paceAfterBusyStart(true);
+    const untold = await paceAfterBusyStart(false);
+
+    expect(told).toBeGreaterThan(19);
+    expect(untold).toBeLessThan(17);
+  });
+
+  test("the ceiling a job's short first phase allows is the highest rate it agrees with, reached within seconds", () => {
+    // W5b, a 20/s bucket of 2: four requests before the pause, the third refused.
+    const { rate, ceiling, quietMs } = rateOf([0, 24, 44, 63], [1, 1, 2, 1], 2, false);
+
+    expect(rate).toBeLessThan(20);
+    expect(ceiling).toBeGreaterThanOrEqual(20);
+    // Searching past it waits as long as after a long phase: the range is the evidence, not a guess.
+    expect(quietMs).toBe(30_000);
+    expect(climbed(rate, ceiling, 3000, quietMs)).toBeGreaterThan(ceiling * 0.99);
+  });
+
+  test('a refusal early in a phase paced at a known rate (another client, say) is searched past within seconds', () => {
+    // 200/s, paced at 199/s after a long phase; refused at the fourth request.
+    const times = [0, 5, 10, 15, 20];
+    const { rate, ceiling, quietMs } = rateOf(times, [1, 1, 1, 2, 1], 3, true);
+
+    expect(ceiling).toBeLessThan(100);
+    expect(quietMs).toBeLessThanOrEqual(1000);
+    // Within five seconds without a refusal, the pace is past 199/s again.
+    expect(climbed(rate, ceiling, 5000, quietMs)).toBeGreaterThan(199);
+  });
+
+  test('a phase whose times disagree with its outcomes (a stall) has its ceiling searched past within seconds', () => {
+    // Accepted at once after a refusal-free start, then refused where a bucket of any rate that
+    // accepted the first would still hold tokens: the server saw other times than these.
+    const times = [0, 10, 20, 30, 40, 40, 40, 40, 40, 40, 40, 40];
+    const outcomes = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1];
+
+    const { rate, ceiling, quietMs } = rateOf(times, outcomes, 10, false);
+
+    expect(ceiling).toBeCloseTo(rate * 1.1, 6);
+    expect(quietMs).toBeLessThanOrEqual(3000);
+    expect(climbed(rate, ceiling, 6000, quietMs)).toBeGreaterThan(ceiling * 1.3);
+  });
+
+  test('a phase that said much keeps its pace near its middle, and searches past it only after 30 s', () => {
+    // A 200/s bucket of 20 met by a pace climbing past it: 60 turns before it ran dry.
+    const times = Array.from({ length: 64 }, (_, i) => i * 4);
+    const outcomes = times.map((_, i) => (i < 60 ? 1 : 2));
+    const { rate, ceiling, quietMs } = rateOf(times, outcomes, 60, false);
+
+    expect(quietMs).toBe(30_000);
+    expect(ceiling).toBeLessThan(rate * 1.02);
+    expect(climbed(rate, ceiling, 29_000, quietMs)).toBeLessThan(ceiling);
+  });
 });
+
+/**
+ * A 20/s bucket of 2, driven through a pacer directly: the first request goes 90 ms after its
+ * turn (`tell`: the pacer is told so), the ramp's requests at theirs. The pace, in requests a
+ * second, of the turns given once the refusal's pause is over.
+ */
+async function paceAfterBusyStart(tell: boolean): Promise<number> {
+  const pacer = new Pacers(undefined).of(`key-${tell}`, true);
+  let tokens = 2;
+  let last = Date.now();
+  const start = last;
+  const answer = (ticket: Ticket) => {
+    const now = Date.now();
+    tokens = Math.min(2, tokens + ((now - last) / 1000) * 20);
+    last = now;
+    const dry = tokens < 1;
+    if (!dry) tokens -= 1;
+    pacer.learned(ticket, dry ? 429 : 200, new Headers(dry ? { 'retry-after': '1' } : {}), 60_000);
+  };
+  const given: number[] = [];
+  const turns = Array.from({ length: 12 }, (_, i) =>
+    pacer.turn(false, undefined, undefined).then((ticket) => {
+      given.push(Date.now() - start);
+      if (i === 0) return ticket;
+      pacer.sent(ticket);
+      answer(ticket);
+      return ticket;
+    }),
+  );
+  const first = await (turns[0] as Promise<Ticket>);
+  await vi.advanceTimersByTimeAsync(90);
+  if (tell) pacer.sent(first);
+  answer(first);
+  await vi.advanceTimersByTimeAsync(20);
+  await vi.advanceTimersByTimeAsync(5000);
+  await Promise.all(turns);
+  const after = given.filter((at) => at > 1100);
+  return ((after.length - 1) * 1000) / ((after.at(-1) as number) - (after[0] as number));
+}

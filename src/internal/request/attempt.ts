@@ -62,6 +62,9 @@ export async function attempt(
     // A fetch of the caller's may not listen to its signal: its answer and its body are raced
     // against it, so that the timeout and the caller's abort still end the attempt and free its slot.
     const bounded = options.fetch === undefined ? asItIs : <T>(promise: Promise<T>) => until(promise, stop);
+    // Its time at the pacer is when it goes, not when its turn was given: the awaits between the two
+    // are long while a job's first calls are being queued, and a slow bucket was measured low by them.
+    paced?.pacer.sent(paced.ticket);
     const heard = (response: Response): Promise<string> => {
       status = response.status;
       if (paced) paced.pacer.learned(paced.ticket, status, response.headers, settings.maxRetryAfter);

@@ -17,9 +17,10 @@ import { type Waiting, Waits } from './wait';
  * credential waits for `Retry-After`, after which the bucket is full again; by then every request
  * of the phase has been heard from, and the rate is the one at which a bucket, with a burst of
  * BURST_SECONDS of it, fed the requests this phase sent (their times are kept) meets each as the
- * server did. The next phase is paced just below it. Without a refusal the pace climbs, CLIMB a
- * second, to the highest rate the phase allowed (a rate found low does not stay low), and after
- * QUIET_MS more, by more each time, so that a raised limit is found. A phase that told nothing (dry
+ * server did (each request counted at the time it went, which the transport tells: `sent()`).
+ * The next phase is paced just below it. Without a refusal the pace climbs, CLIMB a second, to
+ * the ceiling the phase allowed (a rate found low does not stay low), and after a quiet time more,
+ * by more each time, so that a raised limit is found (see QUIET_MS). A phase that told nothing (dry
  * at its first requests) starts the next ramp lower, so that a slow bucket is measured too.
  *
  * With `throttle: { mode: 'auto', store }` a key's calls are paced by the store's own pacer
@@ -39,15 +40,22 @@ const TIMES_KEPT = 5000;
 export const BARREN = 3;
 /** Pacers a transport keeps before it drops the idle ones (an `apiKey` function may serve many keys). */
 export const PACERS_KEPT = 1000;
-/** Without a refusal for about this long, the pace is raised past its ceiling (climbed()). */
+/**
+ * Without a refusal for about this long, the pace is raised past its ceiling (climbed()), after a
+ * phase whose times agree with its outcomes: its ceiling then rests on them (rateOf()), and
+ * searching past it sooner cost a 40/s job a second refusal, one more pause. Sooner where the
+ * ceiling is a guess: QUIET_DISTORTED_MS after a phase whose times do not agree (a stall bunched or
+ * spread them: a start-up phase on a loaded machine put a 100/s bucket at 69/s, kept for 30 s);
+ * after a phase paced at a known rate and refused within SURE_TURNS turns, QUIET_MS times their
+ * share squared, down to QUIET_MIN_MS (a refusal on a whim, another client's, says little of the
+ * rate, and a job paced at a quarter of its limit waited 30 s).
+ */
 const QUIET_MS = 30_000;
+const QUIET_DISTORTED_MS = 3000;
+const SURE_TURNS = 25;
+const QUIET_MIN_MS = 1000;
 /** How much the pace climbs a second without a refusal, up to its ceiling. */
 const CLIMB = 1.1;
-/**
- * A range of rates that agree with a phase this narrow (high over low) is trusted: no climb. (A
- * 20/s bucket's first phase, four turns, gave 16.6 to 19.6: the middle, 18, was 10% low.)
- */
-const NARROW = 1.15;
 /** How far past a rate found from distorted times (bounds that cross, turns bunched) the pace may climb. */
 const DISTORTED = 1.1;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
@@ -69,6 +77,8 @@ export interface KeyPacer {
   turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket>;
   /** Whether a turn given is still good: no refusal has paused the key since. */
   holds(ticket: Ticket): boolean;
+  /** The request of `ticket` is handed to `fetch` now: the time the rate is found from. */
+  sent(ticket: Ticket): void;
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
   learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void;
   /** Whether the key is refused whatever its pace: its calls then fail as without a pacer, after their retries. */
@@ -100,6 +110,8 @@ class Pacer implements KeyPacer {
   /** Requests a second, once learned, and the most it may climb to without a refusal. */
   #rate: number | undefined;
   #ceiling = 0;
+  /** How long the pace keeps to its ceiling without a refusal before it passes it. */
+  #quietMs = QUIET_MS;
   /** Where the ramp starts: lower after each phase that told nothing. */
   #ramp = RAMP_START;
   #phase = 0;
@@ -142,13 +154,16 @@ class Pacer implements KeyPacer {
     return ticket.phase === this.#phase && performance.now() >= this.#pausedUntil;
   }
 
+  sent(ticket: Turn): void {
+    if (ticket.phase === this.#phase && ticket.index >= 0) this.#times[ticket.index] = performance.now();
+  }
+
   learned(ticket: Turn, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     // The first request's answer: the calls behind it may go.
     // (While it is awaited, no other turn is given: turn 0 of phase 0.)
     if (ticket.index === 0 && this.#probing !== 0) {
-      this.#probing = 0;
-      this.#rampFrom = performance.now();
+      this.#rampStarts();
       if (!refusal) this.#pump();
     }
     // A request of the phase a refusal ended, answered during the pause: it counts towards that phase's rate.
@@ -207,7 +222,17 @@ class Pacer implements KeyPacer {
     if (rate === undefined)
       return this.#ramp * 2 ** ((now - Math.max(this.#times[0] ?? now, this.#rampFrom)) / RAMP_MS);
     // The climb starts when the pause is over, when the rate is found.
-    return climbed(rate, this.#ceiling, now - this.#pausedUntil);
+    return climbed(rate, this.#ceiling, now - this.#pausedUntil, this.#quietMs);
+  }
+
+  /**
+   * The wait for the first answer is over: the ramp starts now. Its turns are not owed for the
+   * wait (no catch-up): sent at once, they reached a slow bucket together and told nothing.
+   */
+  #rampStarts(): void {
+    this.#probing = 0;
+    this.#rampFrom = performance.now();
+    this.#next = this.#rampFrom;
   }
 
   /**
@@ -218,10 +243,7 @@ class Pacer implements KeyPacer {
   #pump(timedOut = false): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (timedOut && this.#probing !== 0 && performance.now() >= this.#probing) {
-      this.#probing = 0;
-      this.#rampFrom = performance.now();
-    }
+    if (timedOut && this.#probing !== 0 && performance.now() >= this.#probing) this.#rampStarts();
     while (this.#queue.size > 0) {
       const now = performance.now();
       const at = Math.max(this.#next, this.#pausedUntil, this.#probing);
@@ -233,7 +255,11 @@ class Pacer implements KeyPacer {
       if (ended) {
         // The pause is over: every request of the phase it ended has been heard from, or never will be.
         this.#ended = undefined;
-        ({ rate: this.#rate, ceiling: this.#ceiling } = rateOf(ended.times, ended.outcomes, ended.dry));
+        ({
+          rate: this.#rate,
+          ceiling: this.#ceiling,
+          quietMs: this.#quietMs,
+        } = rateOf(ended.times, ended.outcomes, ended.dry, this.#rate !== undefined));
       }
       let index = -1;
       if (this.#times.length < TIMES_KEPT) {
@@ -259,28 +285,33 @@ class Pacer implements KeyPacer {
 
 /**
  * The pace `ms` after a rate was learned: a little below it, climbing CLIMB a second to its
- * ceiling; and, perhaps the limit was raised, raised past it by more and more without a refusal
- * (+5% after QUIET_MS, +21% after twice that, +54%, x2.1...).
+ * ceiling; and, perhaps the limit was raised or the rate found low, raised past it by more and
+ * more without a refusal (+10% after `quietMs`, +46% after twice that, x2.4, x4.6...).
  */
-export const climbed = (rate: number, ceiling: number, ms: number): number =>
-  Math.min(Math.max(rate, ceiling), rate * CLIMB ** (ms / 1000)) * MARGIN * 1.1 ** (Math.floor(ms / QUIET_MS) ** 2 / 2);
+export const climbed = (rate: number, ceiling: number, ms: number, quietMs = QUIET_MS): number =>
+  Math.min(Math.max(rate, ceiling), rate * CLIMB ** (ms / 1000)) * MARGIN * 1.1 ** (Math.floor(ms / quietMs) ** 2);
 
 /**
  * The rate R of a bucket (burst BURST_SECONDS * R, full at the first request) that the requests
  * sent at `times` (ms) meet as the server said (`outcomes`): the first refused at `dry`, those
  * before it accepted. Each accepted request says the bucket held a token then, which it does
  * from some rate up; each refused one that it was dry, which it is up to some rate. The answer
- * is the middle of the rates that agree with every outcome heard, and the ceiling the pace may
- * climb to the highest of them (the middle itself when they are within 15%). Where none do (by
- * more than 5%), or where a quarter of the turns went out bunched, the server saw requests at other times than they were sent
- * (a stall bunched or spread them), which was seen to put the middle 5 to 10% low: the middle
- * still, and a ceiling DISTORTED above it.
+ * is the middle of the rates that agree with every outcome heard. The ceiling the pace climbs to
+ * is the highest of them after a phase of fewer than SURE_TURNS turns (its middle is a guess, and
+ * a 20/s job kept below its rate for good loses more than the one pause that a climb past it
+ * costs), and after a longer phase the middle of that and the highest (a 200/s job over four
+ * workers paced 0.5% over its rate met a second refusal). Where none agree (by more than 5%), or
+ * where a quarter of the turns went out bunched, the server saw requests at other times than they
+ * were sent (a stall bunched or spread them), which was seen to put the middle 5 to 10% low: the
+ * middle still, and a ceiling DISTORTED above it. `known`: whether the phase was paced at a rate
+ * learned before, rather than ramped (see QUIET_MS).
  */
 export function rateOf(
   times: readonly number[],
   outcomes: readonly number[],
   dry: number,
-): { rate: number; ceiling: number } {
+  known: boolean,
+): { rate: number; ceiling: number; quietMs: number } {
   // Those before the dry one that were not heard from are taken as accepted; after it, the
   // outcomes stop at the first not heard from (its token, taken or not, is not known).
   let end = dry + 1;
@@ -292,7 +323,9 @@ export function rateOf(
     let short = 0;
     let over = 0;
     for (let i = 0; i < end; i++) {
-      if (i > 0) tokens = Math.min(burst, tokens + (((times[i] as number) - (times[i - 1] as number)) / 1000) * rate);
+      // Sent out of order by a little (their turns' order is not their sends'): no time between them.
+      if (i > 0)
+        tokens = Math.min(burst, tokens + (Math.max(0, (times[i] as number) - (times[i - 1] as number)) / 1000) * rate);
       if (outcomes[i] === REFUSED) {
         if (tokens >= 1) over += 1;
       } else {
@@ -312,11 +345,11 @@ export function rateOf(
   // Turns given at once (a busy event loop) reach the server otherwise than their times say.
   let bunched = 0;
   for (let i = 1; i <= dry; i++) if ((times[i] as number) - (times[i - 1] as number) < 1) bunched++;
-  return {
-    rate,
-    // Bounds that cross by a little are rounding (a request on the edge of a token), not distortion.
-    ceiling: low > high * 1.05 || bunched * 4 > dry ? rate * DISTORTED : high / low > NARROW ? high : rate,
-  };
+  // Bounds that cross by a little are rounding (a request on the edge of a token), not distortion.
+  if (low > high * 1.05 || bunched * 4 > dry) return { rate, ceiling: rate * DISTORTED, quietMs: QUIET_DISTORTED_MS };
+  const sure = dry >= SURE_TURNS;
+  const quietMs = known && !sure ? Math.max(QUIET_MIN_MS, QUIET_MS * (dry / SURE_TURNS) ** 2) : QUIET_MS;
+  return { rate, ceiling: Math.max(sure ? Math.sqrt(rate * high) : high, rate), quietMs };
 }
 
 /** The rate from which `holds` is true, for a `holds` false below some rate and true above it. */
