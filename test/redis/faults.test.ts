@@ -109,6 +109,34 @@ describe('a pace store that fails', () => {
     expect(warningsIn(logs)).toHaveLength(1);
   }, 60_000);
 
+  test('a process too busy to read the store in time (queuing a job of thousands of calls) does not take the store for failed', async () => {
+    const server = await limitedFake(100, 10);
+    const logs: Logs = [];
+    const prefix = `busy-${Math.random().toString(36).slice(2)}:`;
+    const inner = redisStore(redis.client(), { prefix });
+    let busy = true;
+    // The first reservation is sent, and then the process is busy for three times the store's
+    // budget before it can read the answer: what queuing thousands of calls does on two cores.
+    const store = sharedPaceStore({
+      reserve: (key: string, count: number, interval: number) => {
+        const answer = inner.reserve(key, count, interval);
+        const until = performance.now() + (busy ? 300 : 0);
+        busy = false;
+        while (performance.now() < until) {}
+        return answer;
+      },
+      refuse: (key: string, phase: number, turn: number, pause: number) => inner.refuse(key, phase, turn, pause),
+      learn: (key: string, phase: number, learned: object) => inner.learn(key, phase, learned),
+    });
+    const crm = client(server.url, store, logs);
+
+    const settled = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => create(crm, i)));
+
+    expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(placed(server)).toEqual({ stored: 50, distinct: 50 });
+    expect(warningsIn(logs)).toEqual([]);
+  }, 60_000);
+
   test('a client that was closed (quit) fails the store, never a call', async () => {
     const server = await limitedFake(200, 20);
     const closed = redis.client();

@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CrmClient, type CrmRequestLog } from '../../src/index';
 import { type PaceStore, redisStore, sharedPaceStore } from '../../src/redis/index';
+import { MemoryStore } from '../../src/redis/memory-store';
 import type { FakeCrmServer } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
 import { startRedis, type TestRedis } from '../support/redis';
@@ -120,6 +121,39 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
     expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
     expect(seen(server).distinct).toBe(200);
     expect(calls.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  test('after a refusal a worker asks the store for one turn before it paces again, so that the rate another worker learned meanwhile sets its pace', async () => {
+    const server = await limitedFake(100, 10);
+    const shared = new MemoryStore();
+    const calls = [[], []] as { call: string; count?: number; interval?: number }[][];
+    const spy = (log: (typeof calls)[number]) =>
+      sharedPaceStore({
+        reserve: (key: string, count: number, interval: number) => {
+          log.push({ call: 'reserve', count, interval });
+          return shared.reserve(key, count, interval);
+        },
+        refuse: (key: string, phase: number, turn: number, pause: number) => {
+          log.push({ call: 'refuse' });
+          return shared.refuse(key, phase, turn, pause);
+        },
+        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
+      });
+    let made = 0;
+    const list = workers(server.url, 2, () => spy(calls[made++] as (typeof calls)[number]));
+
+    const settled = await job(list, 300);
+
+    expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(seen(server).distinct).toBe(300);
+    const refusals = calls.flat().filter((each) => each.call === 'refuse');
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const log of calls) {
+      // The first lease, and the first after each refusal: one turn, nothing reserved after it.
+      const asking = log.filter((each, i) => each.call === 'reserve' && (i === 0 || log[i - 1]?.call === 'refuse'));
+      expect(asking.length).toBeGreaterThan(0);
+      for (const each of asking) expect(each).toEqual({ call: 'reserve', count: 1, interval: 0 });
+    }
   }, 60_000);
 
   test('a store not made by crm-integration-sdk/redis, or a misspelt mode, is refused at construction', () => {
