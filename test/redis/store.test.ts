@@ -50,12 +50,12 @@ describe.each([
     await store.reserve(API_KEY, 1, 5);
     await store.refuse(API_KEY, 0, 0, 0);
     await store.learn(API_KEY, 0, { rate: 1 }); // the phase it speaks for is over: ignored
-    await store.learn(API_KEY, 1, { rate: 180, ceiling: 220 });
+    await store.learn(API_KEY, 1, { rate: 180, ceiling: 220, quietMs: 3000 });
     const lease = await store.reserve(API_KEY, 1, 5);
     await store.refuse(API_KEY, 1, 0, 0);
     const later = await store.reserve(API_KEY, 1, 5);
 
-    expect(lease.learned).toMatchObject({ rate: 180, ceiling: 220 });
+    expect(lease.learned).toMatchObject({ rate: 180, ceiling: 220, quietMs: 3000 });
     expect(lease.learned?.at).toBeGreaterThan(0);
     expect(later).toMatchObject({ phase: 2, learned: { rate: 180, ceiling: 220 } });
   });
@@ -156,12 +156,16 @@ describe('redisStore() in Redis', () => {
     await expect(hostile(['1,2,x,4']).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
     await expect(hostile({ length: 3 }).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
     // What was learned is read field by field: a wrong one is left out, not trusted.
-    const lease = await hostile(['0', '0', '0', '1', '1', '{"rate":"fast","ceiling":-1,"ramp":7}', '5']).reserve(
-      API_KEY,
-      1,
-      5,
-    );
-    expect(lease.learned).toEqual({ rate: undefined, ceiling: undefined, ramp: 7, at: 5 });
+    const lease = await hostile([
+      '0',
+      '0',
+      '0',
+      '1',
+      '1',
+      '{"rate":"fast","ceiling":-1,"ramp":7,"quietMs":-5}',
+      '5',
+    ]).reserve(API_KEY, 1, 5);
+    expect(lease.learned).toStrictEqual({ rate: undefined, ceiling: undefined, ramp: 7, quietMs: undefined, at: 5 });
   });
 
   test('a key of another type in its place is a failure of the store (WRONGTYPE), not a crash', async () => {
