@@ -18,9 +18,10 @@ import { type Waiting, Waits } from './wait';
  * of the phase has been heard from, and the rate is the one at which a bucket, with a burst of
  * BURST_SECONDS of it, fed the requests this phase sent (their times are kept) meets each as the
  * server did (each request counted at the time it went, which the transport tells: `sent()`).
- * The next phase is paced just below it. Without a refusal the pace climbs, CLIMB a second, to
- * the ceiling the phase allowed (a rate found low does not stay low), and after a quiet time more,
- * by more each time, so that a raised limit is found (see QUIET_MS). A phase that told nothing (dry
+ * The next phase is paced just below it; after a phase whose times were distorted, the pace
+ * climbs CLIMB a second to a ceiling above it (a rate found low there does not stay low), and
+ * after a quiet time more, by more each time, so that a raised limit or a rate found low is found
+ * (see QUIET_MS). A phase that told nothing (dry
  * at its first requests) starts the next ramp lower, so that a slow bucket is measured too.
  *
  * With `throttle: { mode: 'auto', store }` a key's calls are paced by the store's own pacer
@@ -42,7 +43,7 @@ export const BARREN = 3;
 export const PACERS_KEPT = 1000;
 /**
  * Without a refusal for about this long, the pace is raised past its ceiling (climbed()), after a
- * phase whose times agree with its outcomes: its ceiling then rests on them (rateOf()), and
+ * phase whose times agree with its outcomes: its rate then rests on them (rateOf()), and
  * searching past it sooner cost a 40/s job a second refusal, one more pause. Sooner where the
  * ceiling is a guess: QUIET_DISTORTED_MS after a phase whose times do not agree (a stall bunched or
  * spread them: a start-up phase on a loaded machine put a 100/s bucket at 69/s, kept for 30 s);
@@ -296,15 +297,15 @@ export const climbed = (rate: number, ceiling: number, ms: number, quietMs = QUI
  * sent at `times` (ms) meet as the server said (`outcomes`): the first refused at `dry`, those
  * before it accepted. Each accepted request says the bucket held a token then, which it does
  * from some rate up; each refused one that it was dry, which it is up to some rate. The answer
- * is the middle of the rates that agree with every outcome heard. The ceiling the pace climbs to
- * is the highest of them after a phase of fewer than SURE_TURNS turns (its middle is a guess, and
- * a 20/s job kept below its rate for good loses more than the one pause that a climb past it
- * costs), and after a longer phase the middle of that and the highest (a 200/s job over four
- * workers paced 0.5% over its rate met a second refusal). Where none agree (by more than 5%), or
- * where a quarter of the turns went out bunched, the server saw requests at other times than they
- * were sent (a stall bunched or spread them), which was seen to put the middle 5 to 10% low: the
- * middle still, and a ceiling DISTORTED above it. `known`: whether the phase was paced at a rate
- * learned before, rather than ramped (see QUIET_MS).
+ * is the middle of the rates that agree with every outcome heard, and the pace keeps to it: over
+ * a job of seconds, a pace 1% over the rate drains a bucket of a tenth of a second in 10 s and
+ * costs a pause (7% of a 15 s job), where 1% under costs 1%. (Climbing to the highest rate that
+ * agreed, or halfway, gave a 20/s or 40/s job a second refusal in most runs, and a 200/s job over
+ * four workers one in some.) Where none agree (by more than 5%), or where a quarter of the turns
+ * went out bunched, the server saw requests at other times than they were sent (a stall bunched
+ * or spread them), which was seen to put the middle 5 to 10% low: the middle still, and a
+ * ceiling DISTORTED above it that the pace climbs to. `known`: whether the phase was paced at a
+ * rate learned before, rather than ramped (see QUIET_MS).
  */
 export function rateOf(
   times: readonly number[],
@@ -347,9 +348,8 @@ export function rateOf(
   for (let i = 1; i <= dry; i++) if ((times[i] as number) - (times[i - 1] as number) < 1) bunched++;
   // Bounds that cross by a little are rounding (a request on the edge of a token), not distortion.
   if (low > high * 1.05 || bunched * 4 > dry) return { rate, ceiling: rate * DISTORTED, quietMs: QUIET_DISTORTED_MS };
-  const sure = dry >= SURE_TURNS;
-  const quietMs = known && !sure ? Math.max(QUIET_MIN_MS, QUIET_MS * (dry / SURE_TURNS) ** 2) : QUIET_MS;
-  return { rate, ceiling: Math.max(sure ? Math.sqrt(rate * high) : high, rate), quietMs };
+  const quietMs = known && dry < SURE_TURNS ? Math.max(QUIET_MIN_MS, QUIET_MS * (dry / SURE_TURNS) ** 2) : QUIET_MS;
+  return { rate, ceiling: rate, quietMs };
 }
 
 /** The rate from which `holds` is true, for a `holds` false below some rate and true above it. */
