@@ -19,7 +19,9 @@ export interface PaceStore {
    * Reserves `count` turns (1 or more), `intervalMs` apart, in the key's current phase: the first
    * at the time the next turn may go (not before the pause, not before now; a little before now
    * when it is less than 50 ms late), the next turn then goes after the last of these. The first
-   * reservation of a phase sets its start.
+   * reservation of a phase sets its start. `intervalMs` is 0 or more: 0 with one turn is how a
+   * process whose pace is stale (its first lease, or its first after a refusal) asks for the rate
+   * learned, leaving no time after its turn.
    */
   reserve(key: string, count: number, intervalMs: number): PaceLease | Promise<PaceLease>;
   /**
