@@ -156,6 +156,39 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
     }
   }, 60_000);
 
+  test('the shared ramp rises with the turns the workers took, not from the first answer of each: no worker leases at the starting 50/s once it has had its first turn', async () => {
+    const server = await limitedFake(200, 20);
+    const shared = new MemoryStore();
+    const log: { call: string; interval?: number }[] = [];
+    const spy = () =>
+      sharedPaceStore({
+        reserve: (key: string, count: number, interval: number) => {
+          log.push({ call: 'reserve', interval });
+          return shared.reserve(key, count, interval);
+        },
+        refuse: (key: string, phase: number, turn: number, pause: number) => {
+          log.push({ call: 'refuse' });
+          return shared.refuse(key, phase, turn, pause);
+        },
+        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
+      });
+    const list = workers(server.url, 4, spy);
+
+    const settled = await job(list, 200);
+
+    expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(seen(server).distinct).toBe(200);
+    const ramp = log.slice(0, log.findIndex((each) => each.call === 'refuse') >>> 0);
+    const paced = ramp.filter((each) => each.interval !== 0);
+    // Each worker asked once (interval 0), then leased on the ramp; timed from each worker's own
+    // first answer, every worker's first ramp lease asked for 50/s (20 ms apart), one after another.
+    expect(ramp.length - paced.length).toBe(4);
+    expect(paced.length).toBeGreaterThan(4);
+    for (const each of paced) expect(each.interval).toBeLessThan(19);
+    // And the pace rose with the turns: the last leases of the ramp ask for more than 200/s.
+    expect(Math.min(...paced.map((each) => each.interval as number))).toBeLessThan(5);
+  }, 60_000);
+
   test('a store not made by crm-integration-sdk/redis, or a misspelt mode, is refused at construction', () => {
     const plain = { reserve() {}, refuse() {}, learn() {} } as unknown as PaceStore;
     const make = (throttle: unknown) =>
