@@ -104,6 +104,8 @@ export class SharedPacer implements KeyPacer {
   /** The phase's turns given as of this process's last lease, and how many others took between its last two. */
   #known = 0;
   #othersTook = 0;
+  /** Whether the last lease showed a phase this process did not know of (another's refusal): its pace is stale. */
+  #stale = false;
   #learned: Learned | undefined;
   #outcomes = new Map<number, number>();
   #sent = new Map<number, number>();
@@ -278,11 +280,12 @@ export class SharedPacer implements KeyPacer {
     const now = performance.now();
     const pace = this.#pace(now + this.#offset);
     const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
-    // Not in a phase (the first lease, or the first after this process's refusal), its pace is
-    // stale: the store may have learned a rate meanwhile. One turn, with no time after it, asks.
-    // (Paced at the ramp's 50/s, the first leases of four workers after a pause left 120 ms of
-    // the shared schedule at a quarter of the rate the store already knew.)
-    const asking = this.#phase < 0;
+    // Not in a phase (the first lease, or the first after this process's refusal), or told by its
+    // last lease that another process's refusal ended the phase, its pace is stale: the store may
+    // have learned a rate meanwhile. One turn, with no time after it, asks. (Paced at the ramp's
+    // start, the first leases of four workers after a pause left 90 to 120 ms of the shared
+    // schedule at a quarter of the rate the store already knew.)
+    const asking = this.#phase < 0 || this.#stale;
     const interval = asking ? 0 : 1000 / pace;
     const count = asking ? 1 : Math.max(1, Math.min(this.#queue.size, most, Math.floor((pace * LEASE_MS) / 1000)));
     const shared = this.#shared;
@@ -313,6 +316,7 @@ export class SharedPacer implements KeyPacer {
     const same = store === this.#store && lease.phase === this.#phase;
     this.#othersTook = same ? Math.max(0, lease.turn - this.#known) : 0;
     this.#known = lease.turn + count;
+    this.#stale = !same && !(count === 1 && interval === 0);
     if (!same) {
       // Another phase (a refusal somewhere, or the other store): what was known of the last one goes.
       this.#store = store;

@@ -156,6 +156,40 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
     }
   }, 60_000);
 
+  test('a worker whose lease shows that another worker was refused asks the store for one turn before it paces again', async () => {
+    const server = await limitedFake(100, 10);
+    const shared = new MemoryStore();
+    const logs = [[], [], [], []] as { count: number; interval: number; phase: number }[][];
+    const spy = (log: (typeof logs)[number]) =>
+      sharedPaceStore({
+        reserve: (key: string, count: number, interval: number) => {
+          const lease = shared.reserve(key, count, interval);
+          log.push({ count, interval, phase: lease.phase });
+          return lease;
+        },
+        refuse: (key: string, phase: number, turn: number, pause: number) => shared.refuse(key, phase, turn, pause),
+        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
+      });
+    let made = 0;
+    const list = workers(server.url, 4, () => spy(logs[made++] as (typeof logs)[number]));
+
+    const settled = await job(list, 300);
+
+    expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(seen(server).distinct).toBe(300);
+    // A paced lease answered in a phase after the one its worker knew: the worker's next lease asks.
+    const told = logs.flatMap((log) =>
+      log.flatMap((each, i) => {
+        const before = log[i - 1];
+        const next = log[i + 1];
+        const paced = !(each.count === 1 && each.interval === 0);
+        return before && next && paced && each.phase > before.phase ? [next] : [];
+      }),
+    );
+    expect(told.length).toBeGreaterThan(0);
+    for (const next of told) expect({ count: next.count, interval: next.interval }).toEqual({ count: 1, interval: 0 });
+  }, 60_000);
+
   test('the shared ramp rises with the turns the workers took, not from the first answer of each: no worker leases at the starting 50/s once it has had its first turn', async () => {
     const server = await limitedFake(200, 20);
     const shared = new MemoryStore();
