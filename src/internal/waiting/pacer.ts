@@ -30,7 +30,7 @@ import { type Waiting, Waits } from './wait';
 
 /** Requests a second before anything is known, doubled every RAMP_MS. */
 export const RAMP_START = 50;
-export const RAMP_MS = 100;
+const RAMP_MS = 100;
 /** The burst a bucket is taken to hold, in seconds of its rate (nothing tells it apart from the rate). */
 const BURST_SECONDS = 0.1;
 /** The pace, as a share of the rate learned: a little below it. */
