@@ -54,6 +54,11 @@ const STORE_RETRY_MS = 5000;
  * between 191 and 206 in 13 runs of W6 with RAMP_MS, between 198 and 202 in 5 with this).
  */
 const SHARED_RAMP_MS = 150;
+/**
+ * How many turns a phase may have given before this process's first in it, as far as its ramp
+ * counts them: the workers of a job each ask once as it starts (turns 0, 1, 2...).
+ */
+const JOINED = 20;
 const RAMP_STEP = (Math.LN2 * 1000) / SHARED_RAMP_MS;
 /** How long before the end of its pause the process whose refusal ended a phase finds its rate. */
 const LEARN_EARLY_MS = 150;
@@ -101,7 +106,11 @@ export class SharedPacer implements KeyPacer {
   #reserving = false;
   /** The store's clock minus this process's (performance.now()), as of the last lease. */
   #offset = 0;
-  /** The phase's turns given as of this process's last lease, and how many others took between its last two. */
+  /**
+   * The number of the first turn this process was given in the phase, the phase's turns given as
+   * of its last lease, and how many the others took between its last two leases.
+   */
+  #firstTurn = 0;
   #known = 0;
   #othersTook = 0;
   /** Whether the last lease showed a phase this process did not know of (another's refusal): its pace is stale. */
@@ -231,7 +240,11 @@ export class SharedPacer implements KeyPacer {
     const learned = this.#learned;
     if (learned?.rate === undefined) {
       // Not in a phase, the lease asks (one turn, no time after it): the pace is not used.
-      const turns = this.#phase < 0 ? 0 : this.#known + this.#othersTook;
+      // The turns before this process's first in the phase count up to JOINED of them: the ramp's
+      // first turns are the workers' asks, but a store numbering its turns from far above 0
+      // (against its contract) must not start the ramp at thousands a second.
+      const before = Math.min(this.#firstTurn, JOINED);
+      const turns = this.#phase < 0 ? 0 : this.#known - this.#firstTurn + before + this.#othersTook;
       return (learned?.ramp ?? RAMP_START) + turns * RAMP_STEP;
     }
     return climbed(learned.rate, learned.ceiling ?? learned.rate, now - learned.at, learned.quietMs);
@@ -318,6 +331,7 @@ export class SharedPacer implements KeyPacer {
     // The turns the others took between this process's last two leases: as many again since, likely.
     const same = store === this.#store && lease.phase === this.#phase;
     this.#othersTook = same ? Math.max(0, lease.turn - this.#known) : 0;
+    if (!same) this.#firstTurn = lease.turn;
     this.#known = lease.turn + count;
     this.#stale = !same && !(count === 1 && interval === 0);
     if (!same) {

@@ -223,6 +223,32 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
     expect(Math.min(...paced.map((each) => each.interval as number))).toBeLessThan(5);
   }, 60_000);
 
+  test('a store that numbers its turns from far above 0 does not start the ramp in a burst: few requests are refused', async () => {
+    const server = await limitedFake(100, 10);
+    const shared = new MemoryStore();
+    // Against the contract (turns are numbered from 0 in each phase): every turn 50,000 higher.
+    const OFFSET = 50_000;
+    const offset = () =>
+      sharedPaceStore({
+        reserve: (key: string, count: number, interval: number) => {
+          const lease = shared.reserve(key, count, interval);
+          return { ...lease, turn: lease.turn + OFFSET };
+        },
+        refuse: (key: string, phase: number, turn: number, pause: number) =>
+          shared.refuse(key, phase, turn - OFFSET, pause)?.map((each) => ({ ...each, turn: each.turn + OFFSET })),
+        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
+      });
+    const list = workers(server.url, 4, offset);
+
+    const settled = await job(list, 200);
+
+    expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+    const { distinct, requests, refused } = seen(server);
+    expect(distinct).toBe(200);
+    // Counted from the store's turn numbers, the ramp started at 230,000/s: 917 of 1,117 refused.
+    expect(refused).toBeLessThan(requests / 5);
+  }, 60_000);
+
   test('a store not made by crm-integration-sdk/redis, or a misspelt mode, is refused at construction', () => {
     const plain = { reserve() {}, refuse() {}, learn() {} } as unknown as PaceStore;
     const make = (throttle: unknown) =>
