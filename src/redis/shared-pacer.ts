@@ -239,12 +239,10 @@ export class SharedPacer implements KeyPacer {
     if (this.hopeless) return Number.POSITIVE_INFINITY;
     const learned = this.#learned;
     if (learned?.rate === undefined) {
-      // Not in a phase, the lease asks (one turn, no time after it): the pace is not used.
       // The turns before this process's first in the phase count up to JOINED of them: the ramp's
       // first turns are the workers' asks, but a store numbering its turns from far above 0
       // (against its contract) must not start the ramp at thousands a second.
-      const before = Math.min(this.#firstTurn, JOINED);
-      const turns = this.#phase < 0 ? 0 : this.#known - this.#firstTurn + before + this.#othersTook;
+      const turns = this.#known - Math.max(0, this.#firstTurn - JOINED) + this.#othersTook;
       return (learned?.ramp ?? RAMP_START) + turns * RAMP_STEP;
     }
     return climbed(learned.rate, learned.ceiling ?? learned.rate, now - learned.at, learned.quietMs);

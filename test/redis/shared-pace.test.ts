@@ -76,6 +76,25 @@ function seen(server: FakeCrmServer) {
   };
 }
 
+/** A step a store was asked for: a lease (with the phase it answered in), or the end of a phase. */
+type Step = { call: 'reserve'; count: number; interval: number; phase: number } | { call: 'refuse' };
+
+/** A store over `shared`, made usable by sharedPaceStore(), that writes each lease and refusal it is asked for to `log`. */
+function spied(shared: MemoryStore, log: Step[]): PaceStore {
+  return sharedPaceStore({
+    reserve: (key: string, count: number, interval: number) => {
+      const lease = shared.reserve(key, count, interval);
+      log.push({ call: 'reserve', count, interval, phase: lease.phase });
+      return lease;
+    },
+    refuse: (key: string, phase: number, turn: number, pause: number) => {
+      log.push({ call: 'refuse' });
+      return shared.refuse(key, phase, turn, pause);
+    },
+    learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
+  });
+}
+
 const warnings = (worker: Worker) => worker.logs.filter(({ entry }) => entry.warning !== undefined);
 
 describe('throttle: { mode: "auto", store: redisStore() }', () => {
@@ -126,21 +145,9 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
   test('after a refusal a worker asks the store for one turn before it paces again, so that the rate another worker learned meanwhile sets its pace', async () => {
     const server = await limitedFake(100, 10);
     const shared = new MemoryStore();
-    const calls = [[], []] as { call: string; count?: number; interval?: number }[][];
-    const spy = (log: (typeof calls)[number]) =>
-      sharedPaceStore({
-        reserve: (key: string, count: number, interval: number) => {
-          log.push({ call: 'reserve', count, interval });
-          return shared.reserve(key, count, interval);
-        },
-        refuse: (key: string, phase: number, turn: number, pause: number) => {
-          log.push({ call: 'refuse' });
-          return shared.refuse(key, phase, turn, pause);
-        },
-        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
-      });
+    const calls: Step[][] = [[], []];
     let made = 0;
-    const list = workers(server.url, 2, () => spy(calls[made++] as (typeof calls)[number]));
+    const list = workers(server.url, 2, () => spied(shared, calls[made++] as Step[]));
 
     const settled = await job(list, 300);
 
@@ -152,33 +159,25 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
       // The first lease, and the first after each refusal: one turn, nothing reserved after it.
       const asking = log.filter((each, i) => each.call === 'reserve' && (i === 0 || log[i - 1]?.call === 'refuse'));
       expect(asking.length).toBeGreaterThan(0);
-      for (const each of asking) expect(each).toEqual({ call: 'reserve', count: 1, interval: 0 });
+      for (const each of asking)
+        expect(each).toEqual({ call: 'reserve', count: 1, interval: 0, phase: expect.any(Number) });
     }
   }, 60_000);
 
   test('a worker whose lease shows that another worker was refused asks the store for one turn before it paces again', async () => {
     const server = await limitedFake(100, 10);
     const shared = new MemoryStore();
-    const logs = [[], [], [], []] as { count: number; interval: number; phase: number }[][];
-    const spy = (log: (typeof logs)[number]) =>
-      sharedPaceStore({
-        reserve: (key: string, count: number, interval: number) => {
-          const lease = shared.reserve(key, count, interval);
-          log.push({ count, interval, phase: lease.phase });
-          return lease;
-        },
-        refuse: (key: string, phase: number, turn: number, pause: number) => shared.refuse(key, phase, turn, pause),
-        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
-      });
+    const steps: Step[][] = [[], [], [], []];
     let made = 0;
-    const list = workers(server.url, 4, () => spy(logs[made++] as (typeof logs)[number]));
+    const list = workers(server.url, 4, () => spied(shared, steps[made++] as Step[]));
 
     const settled = await job(list, 300);
 
     expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
     expect(seen(server).distinct).toBe(300);
     // A paced lease answered in a phase after the one its worker knew: the worker's next lease asks.
-    const told = logs.flatMap((log) =>
+    const leases = steps.map((log) => log.filter((each) => each.call === 'reserve'));
+    const told = leases.flatMap((log) =>
       log.flatMap((each, i) => {
         const before = log[i - 1];
         const next = log[i + 1];
@@ -193,34 +192,23 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
   test('the shared ramp rises with the turns the workers took, not from the first answer of each: no worker leases at the starting 50/s once it has had its first turn', async () => {
     const server = await limitedFake(200, 20);
     const shared = new MemoryStore();
-    const log: { call: string; interval?: number }[] = [];
-    const spy = () =>
-      sharedPaceStore({
-        reserve: (key: string, count: number, interval: number) => {
-          log.push({ call: 'reserve', interval });
-          return shared.reserve(key, count, interval);
-        },
-        refuse: (key: string, phase: number, turn: number, pause: number) => {
-          log.push({ call: 'refuse' });
-          return shared.refuse(key, phase, turn, pause);
-        },
-        learn: (key: string, phase: number, learned: object) => shared.learn(key, phase, learned),
-      });
-    const list = workers(server.url, 4, spy);
+    const log: Step[] = [];
+    const list = workers(server.url, 4, () => spied(shared, log));
 
     const settled = await job(list, 200);
 
     expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
     expect(seen(server).distinct).toBe(200);
     const ramp = log.slice(0, log.findIndex((each) => each.call === 'refuse') >>> 0);
-    const paced = ramp.filter((each) => each.interval !== 0);
+    const paced = ramp.filter((each) => each.call === 'reserve' && each.interval !== 0);
     // Each worker asked once (interval 0), then leased on the ramp; timed from each worker's own
     // first answer, every worker's first ramp lease asked for 50/s (20 ms apart), one after another.
     expect(ramp.length - paced.length).toBe(4);
     expect(paced.length).toBeGreaterThan(4);
-    for (const each of paced) expect(each.interval).toBeLessThan(19);
+    const intervals = paced.map((each) => (each.call === 'reserve' ? each.interval : Number.NaN));
+    for (const interval of intervals) expect(interval).toBeLessThan(19);
     // And the pace rose with the turns: the last leases of the ramp ask for more than 200/s.
-    expect(Math.min(...paced.map((each) => each.interval as number))).toBeLessThan(5);
+    expect(Math.min(...intervals)).toBeLessThan(5);
   }, 60_000);
 
   test('a store that numbers its turns from far above 0 does not start the ramp in a burst: few requests are refused', async () => {
