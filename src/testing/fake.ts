@@ -7,6 +7,7 @@ import { type Bucket, checkRateLimit, type FakeRateLimit, take } from './rate-li
 import type { FakeSeed } from './records';
 import { type FakeRoute, routes } from './routes';
 import { FakeStore } from './store';
+import { servedTenantsOf } from './tenants';
 
 /**
  * The name of an endpoint, as in the SDK's endpoint table (`getOpportunity`, `listContacts`, ...).
@@ -56,13 +57,17 @@ export interface FakeRequest {
 export interface FakeCrmOptions {
   /** The base URL the MSW handlers answer under. Default `https://crm.fake`. */
   baseUrl?: string | undefined;
-  /** The tenant created up front. Default `tenant_demo`. */
+  /** The tenant created up front, the fake's own. Default: the first of `seed.tenants`, else `tenant_demo`. */
   tenantId?: string | undefined;
   /** Its integration API key; `null` for a tenant that has none until an admin generates it. */
   apiKey?: string | null | undefined;
   /** The bearer token of the tenant's administrator. */
   adminToken?: string | undefined;
-  /** Records to start with (see also `generateFakeData()`). */
+  /**
+   * Tenants and records to start with (see also `generateFakeData()`), as `crm-fake --seed` serves
+   * them: a tenant without `apiKey` gets `fake-api-key-<id>` (`null`: none yet), and each tenant
+   * but the fake's own without an administrator gets one whose token is `fake-admin-token-<id>`.
+   */
   seed?: FakeSeed | undefined;
   /**
    * The fake's clock, for deterministic timestamps; the rate limit's buckets refill by it too (a
@@ -173,7 +178,9 @@ export class FakeCrmCore {
   constructor(options: FakeCrmOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'https://crm.fake').replace(/\/+$/, '');
     this.#basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
-    this.tenantId = options.tenantId ?? 'tenant_demo';
+    // The same tenants as `crm-fake --seed` serves from the same JSON (tenants.ts).
+    const served = options.seed ? servedTenantsOf(options.seed, options) : undefined;
+    this.tenantId = served?.tenantId ?? options.tenantId ?? 'tenant_demo';
     this.adminToken = options.adminToken ?? `fake-admin-token-${this.tenantId}`;
     this.#defaultLimit = options.defaultLimit ?? 20;
     this.#clock = options.now ?? (() => new Date());
@@ -208,7 +215,7 @@ export class FakeCrmCore {
       status: 'active',
       scopes: ['crm.read', 'crm.write'],
     });
-    if (options.seed) this.store.seed(options.seed);
+    if (served) this.store.seed(served.seed);
   }
 
   /** The credentials the fake accepts now (the API key changes when it is rotated). */

@@ -175,36 +175,58 @@ export function tenantsFromSeed(text: string, name: string): ServedTenants {
   const repeated = recordIds.find((id, i) => recordIds.indexOf(id) !== i);
   if (repeated !== undefined)
     throw new TenantsError(`--seed ${name}: record id ${JSON.stringify(repeated)} is used twice`);
-  const users = [...(seed.users ?? [])];
-  const grants = [...(seed.grants ?? [])];
   // A bearer token names one user: the fake would otherwise act for whichever it found first.
-  const tokens = users.flatMap((user) => (user.token === undefined ? [] : [user.token]));
+  const tokens = (seed.users ?? []).flatMap((user) => (user.token === undefined ? [] : [user.token]));
   if (tokens.some((token, i) => tokens.indexOf(token) !== i)) {
     throw new TenantsError(`--seed ${name}: two users have the same token`);
   }
-  const userIds = users.map((user) => user.id);
+  const userIds = (seed.users ?? []).map((user) => user.id);
   const sameUser = userIds.find((id, i) => userIds.indexOf(id) !== i);
   if (sameUser !== undefined)
     throw new TenantsError(`--seed ${name}: user id ${JSON.stringify(sameUser)} is used twice`);
+  return servedTenantsOf(seed);
+}
+
+/** Whose the fake is: `createFakeCrm()`'s `tenantId` and `apiKey` options, where given. */
+interface OwnTenant {
+  readonly tenantId?: string | undefined;
+  readonly apiKey?: string | null | undefined;
+}
+
+/**
+ * The tenants a seed serves, the same for `createFakeCrm({ seed })` and `crm-fake --seed`: the
+ * fake's own tenant is `own.tenantId`, else the seed's first tenant, else `tenant_demo`. A tenant
+ * without `apiKey` gets `fake-api-key-<id>` (`null`: none yet; the fake's own takes `own.apiKey`
+ * first), and every other tenant without an administrator gets one whose token is
+ * `fake-admin-token-<id>`, and a grant. Applying it to what it returned changes nothing.
+ */
+export function servedTenantsOf(seed: FakeSeed, own: OwnTenant = {}): ServedTenants {
+  const given = seed.tenants ?? [];
+  const tenantId = own.tenantId ?? given[0]?.id ?? 'tenant_demo';
+  const users = [...(seed.users ?? [])];
+  const grants = [...(seed.grants ?? [])];
   const tenants = given.map((tenant) => ({
     ...tenant,
-    apiKey: tenant.apiKey === undefined ? apiKeyOf(tenant.id) : tenant.apiKey,
+    apiKey:
+      tenant.apiKey !== undefined
+        ? tenant.apiKey
+        : tenant.id === tenantId && own.apiKey !== undefined
+          ? own.apiKey
+          : apiKeyOf(tenant.id),
   }));
-  for (const { id } of tenants.slice(1)) {
-    const admin = users.some((u) => (u.tenantId ?? tenantId) === id && u.role === 'admin' && u.token !== undefined);
-    if (!admin) {
-      const extra = adminAndGrant(id);
-      users.push(...(extra.users ?? []));
-      if (!grants.some((g) => g.tenantId === id)) grants.push(...(extra.grants ?? []));
-    }
+  const isAdminOf = (id: string) => (u: (typeof users)[number]) =>
+    (u.tenantId ?? tenantId) === id && u.role === 'admin' && u.token !== undefined;
+  // The fake adds its own tenant's administrator and grant itself.
+  for (const { id } of tenants) {
+    if (id === tenantId || users.some(isAdminOf(id))) continue;
+    const extra = adminAndGrant(id);
+    users.push(...(extra.users ?? []));
+    if (!grants.some((g) => g.tenantId === id)) grants.push(...(extra.grants ?? []));
   }
-  const adminOf = (id: string) =>
-    users.find((u) => (u.tenantId ?? tenantId) === id && u.role === 'admin' && u.token !== undefined)?.token ??
-    (id === tenantId ? adminTokenOf(id) : undefined);
-  const printed = (tenants.length ? tenants : [{ id: tenantId, apiKey: apiKeyOf(tenantId) }]).map((tenant) => ({
-    id: tenant.id,
-    apiKey: tenant.apiKey,
-    adminToken: adminOf(tenant.id),
-  }));
+  const adminOf = (id: string) => users.find(isAdminOf(id))?.token ?? (id === tenantId ? adminTokenOf(id) : undefined);
+  const listed = tenants.some((tenant) => tenant.id === tenantId)
+    ? tenants
+    : [{ id: tenantId, apiKey: own.apiKey !== undefined ? own.apiKey : apiKeyOf(tenantId) }, ...tenants];
+  const printed = listed.map((tenant) => ({ id: tenant.id, apiKey: tenant.apiKey, adminToken: adminOf(tenant.id) }));
   return { tenantId, seed: { ...seed, tenants, users, grants }, tenants: printed };
 }

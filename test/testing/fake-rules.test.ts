@@ -135,7 +135,7 @@ describe('authentication with x-api-key', () => {
   });
 
   test("another tenant's key is refused with 401, though it opens that tenant's own records", async () => {
-    const fake = startFake({ seed: TWO_TENANTS });
+    const fake = startFake({ tenantId: TENANT, seed: TWO_TENANTS });
     const refused = await send(fake, 'GET', `${V1}/opportunities/opp_1`, { query: { tenantId: TENANT }, key: 'k2' });
     expect(refused.status).toBe(401);
     const own = await send(fake, 'GET', `${V1}/opportunities/opp_t2`, { query: { tenantId: 't2' }, key: 'k2' });
@@ -211,7 +211,7 @@ describe('tenant resolution', () => {
   });
 
   test('tenantId and x-tenant-id naming different tenants is 400 TENANT_MISMATCH', async () => {
-    const fake = startFake({ seed: TWO_TENANTS });
+    const fake = startFake({ tenantId: TENANT, seed: TWO_TENANTS });
     const inQuery = await send(fake, 'GET', `${V1}/opportunities/opp_1`, {
       query: { tenantId: TENANT },
       headers: { 'x-tenant-id': 't2' },
@@ -237,7 +237,7 @@ describe('tenant resolution', () => {
   });
 
   test('records of another tenant are invisible: reads and updates answer 404, lists leave them out', async () => {
-    const fake = startFake({ seed: TWO_TENANTS });
+    const fake = startFake({ tenantId: TENANT, seed: TWO_TENANTS });
     const query = { tenantId: TENANT };
     const read = await send(fake, 'GET', `${V1}/opportunities/opp_t2`, { query });
     expect(read.status).toBe(404);
@@ -256,7 +256,7 @@ describe('tenant resolution', () => {
   });
 
   test("another tenant's account cannot be referenced: 400 INVALID_REFERENCE naming accountId", async () => {
-    const fake = startFake({ seed: TWO_TENANTS });
+    const fake = startFake({ tenantId: TENANT, seed: TWO_TENANTS });
     const reply = await send(fake, 'POST', `${V1}/opportunities`, {
       body: { tenantId: TENANT, name: 'Poach', accountId: 'acc_t2' },
     });

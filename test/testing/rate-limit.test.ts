@@ -173,6 +173,7 @@ describe('a rate-limited fake', () => {
     const fake = startFake({
       now: clock.now,
       rateLimit: { perSecond: 1, burst: 2 },
+      tenantId: TENANT,
       seed: { tenants: [{ id: 't2', apiKey: 'k2' }] },
     });
     const other = { id: 't2', key: 'k2' };
@@ -191,6 +192,7 @@ describe('a rate-limited fake', () => {
     const fake = startFake({
       now: clock.now,
       rateLimit: { perSecond: 1, burst: 1 },
+      tenantId: TENANT,
       seed: { tenants: [{ id: 't2', apiKey: 'k2', rateLimit: { perSecond: 1, burst: 3 } }] },
     });
     const other = { id: 't2', key: 'k2' };

@@ -83,3 +83,54 @@ describe('tenantsFromSeed', () => {
     expect((error as Error).message).not.toContain('SECRET');
   });
 });
+
+describe('createFakeCrm({ seed }) and crm-fake --seed', () => {
+  const file = {
+    tenants: [{ id: 'acme', apiKey: 'key-acme-123' }, { id: 'globex' }, { id: 'initech', apiKey: null }],
+    users: [{ id: 'usr_1', tenantId: 'initech', name: 'Ada', token: 'initech-admin', role: 'admin' as const }],
+    accounts: [{ id: 'acc_1', tenantId: 'globex', name: 'Globex Ltd' }, { name: 'Acme Ltd' }],
+  };
+
+  test('serve the same tenants, keys, administrators and grants from the same JSON', () => {
+    const served = tenantsFromSeed(JSON.stringify(file), 'seed.json');
+    // What crm-fake starts the fake with, and what a test passes.
+    const bin = createFakeCrm({ tenantId: served.tenantId, seed: served.seed });
+    const direct = createFakeCrm({ seed: JSON.parse(JSON.stringify(file)) });
+
+    expect(direct.credentials).toEqual(bin.credentials);
+    expect(direct.credentials).toMatchObject({ tenantId: 'acme', apiKey: 'key-acme-123' });
+    expect([...direct.store.tenants.values()].map(({ id, apiKey }) => ({ id, apiKey }))).toEqual([
+      { id: 'acme', apiKey: 'key-acme-123' },
+      { id: 'globex', apiKey: 'fake-api-key-globex' },
+      { id: 'initech', apiKey: null },
+    ]);
+    expect([...direct.store.users.values()]).toEqual([...bin.store.users.values()]);
+    expect([...direct.store.grants.values()]).toEqual([...bin.store.grants.values()]);
+    expect([...direct.store.users.values()].find((u) => u.tenantId === 'globex')?.token).toBe(
+      'fake-admin-token-globex',
+    );
+    expect(direct.store.accounts.get('acc_1')?.tenantId).toBe('globex');
+  });
+
+  test("a seeded tenant's default key opens it through createFakeCrm({ seed }), as crm-fake prints it", async () => {
+    const fake = createFakeCrm({ seed: { tenants: [{ id: 'acme' }, { id: 'globex' }] } });
+    const reply = await fake.handle(
+      new Request('https://crm.fake/integrations/v1/contacts?tenantId=globex', {
+        headers: { 'x-api-key': 'fake-api-key-globex' },
+      }),
+    );
+    expect(reply.status).toBe(200);
+    const key = await fake.handle(
+      new Request('https://crm.fake/integrations/api-key', {
+        headers: { authorization: 'Bearer fake-admin-token-globex' },
+      }),
+    );
+    expect(key.status).toBe(200);
+  });
+
+  test("a tenantId given beside the seed stays the fake's own, the seeded tenants beside it", () => {
+    const fake = createFakeCrm({ tenantId: 'tenant_demo', apiKey: 'own-key', seed: { tenants: [{ id: 't2' }] } });
+    expect(fake.credentials).toMatchObject({ tenantId: 'tenant_demo', apiKey: 'own-key' });
+    expect(fake.store.tenants.get('t2')?.apiKey).toBe('fake-api-key-t2');
+  });
+});
