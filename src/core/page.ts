@@ -239,13 +239,18 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
 
   /**
    * Every item of every page. A record that an insert shifted onto the next page is not yielded
-   * twice. (PERFORMANCE.md, "Items handed out without a generator".)
+   * twice. Calls made before the previous one settled are served in order, as an async
+   * generator's are: each item once, `done` only after the last (several workers may share one
+   * iterator). `return()` and `throw()` wait for the calls before them, then stop fetching.
+   * (PERFORMANCE.md, "Items handed out without a generator".)
    */
   [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
     const pages = this.pages();
     let items: readonly T[] = [];
     let index = 0;
     let previous: Page<T> | undefined;
+    // The last call not yet settled: a call made meanwhile waits for it, as an async generator's queue does.
+    let pending: Promise<unknown> | undefined;
     const done = { done: true, value: undefined } as const;
     const pull = async (): Promise<IteratorResult<T, undefined>> => {
       for (;;) {
@@ -257,13 +262,34 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
         if (items.length > 0) return { done: false, value: items[index++] as T };
       }
     };
+    const step = (): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>> =>
+      index < items.length ? { done: false, value: items[index++] as T } : pull();
+    const stop = async (): Promise<IteratorResult<T, undefined>> => {
+      items = [];
+      await pages.return(undefined);
+      return done;
+    };
+    const queued = <R>(run: () => R | Promise<R>): Promise<R> => {
+      const result = pending ? pending.then(run, run) : Promise.resolve(run());
+      pending = result;
+      const settled = () => {
+        if (pending === result) pending = undefined;
+      };
+      result.then(settled, settled);
+      return result;
+    };
     return {
-      next: () => (index < items.length ? Promise.resolve({ done: false, value: items[index++] as T }) : pull()),
-      return: async () => {
-        items = [];
-        await pages.return(undefined);
-        return done;
-      },
+      // An item of a page already read, when no call is pending, goes out without a queue.
+      next: () =>
+        pending === undefined && index < items.length
+          ? Promise.resolve({ done: false, value: items[index++] as T })
+          : queued(step),
+      return: () => queued(stop),
+      throw: (error: unknown) =>
+        queued(async () => {
+          await stop();
+          throw error;
+        }),
     };
   }
 }
