@@ -1,0 +1,162 @@
+/**
+ * The four lists of a sync source, spelt as the source names them. A run goes through them in this
+ * order, parents first.
+ */
+export type SyncType = 'accounts' | 'contacts' | 'opportunities' | 'activities';
+
+/**
+ * Where `CrmSync` keeps what it knows of each record it synced, so that a re-run, or a run after a
+ * crash, never creates a record twice (README.md, "Loading and syncing data"). `sqliteJournal()`
+ * keeps one in a file, `memoryJournal()` in this process's memory; another engine (a database
+ * shared by a fleet of workers) implements this interface and proves it with the same conformance
+ * suite (`test/sync/journal-conformance.ts`).
+ *
+ * A journal holds one {@link SyncJournalEntry} per (tenant, type, key): `tenant` is the client's
+ * tenant id, so one journal may serve many tenants, and no method ever mixes two. A journal holds
+ * no credential: nothing it is given is one.
+ *
+ * The engine relies on three promises:
+ * - **Durability.** When `write()` resolves, its change survives a crash of the process or of the
+ *   machine (a file engine fsyncs it; a database commits it). The engine writes a create's intent
+ *   (state `'sending'`) and waits for that before it sends the request: that is what keeps a crash
+ *   from duplicating a record.
+ * - **Atomicity.** One `write()` is applied whole or not at all, and a read never sees half of one.
+ * - **Exclusivity.** Between `lock()` and the lock's `release()`, no other run (in this process or
+ *   another) holds the lock of that tenant; a lock whose holder died must not block a new run for
+ *   long (the SQLite journal checks the holder's process, a database would use a session lock).
+ *
+ * A method may return its result or a promise of it. A method that cannot do its work throws or
+ * rejects, best with a {@link SyncJournalError}; the run then stops (it rejects), having sent no
+ * request whose intent was not written.
+ *
+ * @example
+ * ```ts
+ * import { CrmSync, type SyncJournal } from 'crm-integration-sdk/sync';
+ *
+ * const journal: SyncJournal = myPostgresJournal(pool); // your engine, proven by the conformance suite
+ * const sync = new CrmSync(crm, { journal });
+ * ```
+ */
+export interface SyncJournal {
+  /**
+   * Opens the journal, creating it when it does not exist yet, and checks that it can read it.
+   * Called before anything else, by every run and plan; a second call does nothing. Rejects with
+   * a {@link SyncJournalError} whose `reason` is `'newer-version'` for a journal written by a
+   * newer version of its format, `'corrupt'` for one it cannot read, and `'unavailable'` when it
+   * cannot be opened at all.
+   */
+  open(): void | Promise<void>;
+
+  /**
+   * Takes the tenant's run lock for the run `runId`. Resolves to the lock, or rejects with a
+   * {@link SyncJournalError} whose `reason` is `'locked'` while another live run holds it.
+   */
+  lock(tenant: string, runId: string): SyncJournalLock | Promise<SyncJournalLock>;
+
+  /**
+   * The entries of `keys` (at most 1,000, all of one type), by key; a key the journal does not
+   * hold is absent from the map.
+   */
+  get(
+    tenant: string,
+    type: SyncType,
+    keys: readonly string[],
+  ): ReadonlyMap<string, SyncJournalEntry> | Promise<ReadonlyMap<string, SyncJournalEntry>>;
+
+  /**
+   * One page of the tenant's entries of one type, in ascending key order (by UTF-16 code units,
+   * as JavaScript compares strings): the first `limit` (1 to 1,000) whose key is greater than
+   * `after`, or from the first when `after` is undefined. An empty page is the end.
+   */
+  list(
+    tenant: string,
+    type: SyncType,
+    after: string | undefined,
+    limit: number,
+  ): readonly SyncJournalEntry[] | Promise<readonly SyncJournalEntry[]>;
+
+  /**
+   * The tenant's entries whose state is `'sending'` or `'inDoubt'`, of every type: the records a
+   * run must settle before it creates anything.
+   */
+  pending(tenant: string): readonly SyncJournalEntry[] | Promise<readonly SyncJournalEntry[]>;
+
+  /**
+   * Applies one change, atomically and durably (see above), and resolves once it is durable:
+   * each entry of `put` replaces the entry of its (type, key), or is added; each of `remove` is
+   * deleted, when present. A key appears at most once in one change.
+   */
+  write(tenant: string, change: SyncJournalChange): void | Promise<void>;
+
+  /** Closes the journal; the journal is not used again after. */
+  close(): void | Promise<void>;
+}
+
+/** The tenant's run lock, held by one run at a time (see {@link SyncJournal.lock}). */
+export interface SyncJournalLock {
+  /** Releases the lock. Called once, at the end of the run, whether it succeeded or not. */
+  release(): void | Promise<void>;
+}
+
+/** One atomic change of a journal: entries to put (add or replace) and keys to remove. */
+export interface SyncJournalChange {
+  /** Entries to add, or to replace the entry of the same type and key. */
+  readonly put?: readonly SyncJournalEntry[] | undefined;
+  /** Entries to delete, by type and key; a key the journal does not hold is ignored. */
+  readonly remove?: readonly SyncJournalKey[] | undefined;
+}
+
+/** A record's identity in a journal, within a tenant. */
+export interface SyncJournalKey {
+  /** The source list the record came from. */
+  readonly type: SyncType;
+  /** The record's key in the source (its id in the user's system). */
+  readonly key: string;
+}
+
+/**
+ * Where a record stands:
+ * - `'sending'`: its create is about to be sent, or was, and no answer has been written. A run
+ *   that finds one (its process crashed) treats the record as in doubt.
+ * - `'inDoubt'`: its create was answered by a failure that may have acted (`sideEffects:
+ *   'unknown'`); it is never sent blindly again.
+ * - `'synced'`: the CRM holds it as `crmId`, with `data` as last synced.
+ * - `'deactivated'`: as `'synced'`, and the sync set its status to inactive when the source no
+ *   longer held it.
+ */
+export type SyncJournalState = 'sending' | 'inDoubt' | 'synced' | 'deactivated';
+
+/**
+ * What a journal holds of one record. A journal stores each field as it is given and gives it
+ * back unchanged: it never reads `data` or `hash`.
+ */
+export interface SyncJournalEntry extends SyncJournalKey {
+  /** Where the record stands. */
+  readonly state: SyncJournalState;
+  /** The record's id in the CRM: set when `state` is `'synced'` or `'deactivated'`, else undefined. */
+  readonly crmId: string | undefined;
+  /**
+   * A hash of the record's canonical data (references resolved, keys sorted, dates as ISO
+   * strings), as last synced, or as sent while `'sending'` or `'inDoubt'`. Equal hashes mean an
+   * unchanged record.
+   */
+  readonly hash: string;
+  /**
+   * The canonical data that `hash` was computed from, as JSON: the fields the engine compares to
+   * send only those that changed, and matches to find a record in doubt.
+   */
+  readonly data: string;
+  /**
+   * When the record's create was first attempted (epoch milliseconds): an activity the source
+   * gives no `activityDate` is sent with this one, so that it can be found again. Undefined when
+   * the engine sent none of its own.
+   */
+  readonly attemptedAt: number | undefined;
+  /** The request id of the answer that left the record in doubt, when it carried one. */
+  readonly requestId: string | undefined;
+  /** The run that last wrote this entry. */
+  readonly runId: string;
+}
+
+/** Why a journal refused to work (see {@link SyncJournal.open} and {@link SyncJournal.lock}). */
+export type SyncJournalErrorReason = 'newer-version' | 'corrupt' | 'unavailable' | 'locked';

@@ -1,0 +1,261 @@
+// The contract of SyncJournal, written once (STYLE.md 22): every engine (memory, SQLite, and the
+// Postgres journal that follows) runs this same suite. An engine of yours can too:
+//
+//   describeSyncJournal('myJournal()', async () => ({ journal: myJournal(db), reopen: () => myJournal(db) }));
+import { describe, expect, test } from 'vitest';
+import type { SyncJournal, SyncJournalEntry, SyncType } from '../../src/sync/journal';
+import { SyncJournalError } from '../../src/sync/journal-error';
+
+/** A journal under test, and a second one on the same storage (another process, or after a restart). */
+export interface JournalUnderTest {
+  readonly journal: SyncJournal;
+  /** A new journal over the same storage, as a restarted process or another worker opens it. */
+  reopen(): SyncJournal | Promise<SyncJournal>;
+  /** Frees the storage after the test (deletes the file, drops the schema). */
+  cleanup?(): void | Promise<void>;
+}
+
+/** An entry with every field set, `overrides` over it. */
+export function entry(
+  type: SyncType,
+  key: string,
+  overrides: Partial<Omit<SyncJournalEntry, 'type' | 'key'>> = {},
+): SyncJournalEntry {
+  return {
+    type,
+    key,
+    state: 'synced',
+    crmId: `crm_${key}`,
+    hash: `h_${key}`,
+    data: JSON.stringify({ name: key }),
+    attemptedAt: undefined,
+    requestId: undefined,
+    runId: 'run_1',
+    ...overrides,
+  };
+}
+
+const sorted = <T>(items: Iterable<T>, by: (item: T) => string): T[] =>
+  [...items].sort((a, b) => (by(a) < by(b) ? -1 : by(a) > by(b) ? 1 : 0));
+
+/**
+ * Runs the SyncJournal contract against journals from `make`, one fresh storage per test.
+ *
+ * @param name - The describe block's title, such as `'sqliteJournal()'`.
+ * @param make - Makes a journal on new, empty storage.
+ */
+export function describeSyncJournal(name: string, make: () => JournalUnderTest | Promise<JournalUnderTest>): void {
+  describe(`${name} (SyncJournal conformance)`, () => {
+    /** Runs `body` with an opened journal on fresh storage, and cleans up after it. */
+    async function withJournal(body: (under: JournalUnderTest) => Promise<void>): Promise<void> {
+      const under = await make();
+      try {
+        await under.journal.open();
+        await body(under);
+      } finally {
+        await under.journal.close();
+        await under.cleanup?.();
+      }
+    }
+
+    test('a second open() does nothing, and a new journal holds nothing', async () => {
+      await withJournal(async ({ journal }) => {
+        await journal.open();
+        expect((await journal.get('acme', 'accounts', ['a1'])).size).toBe(0);
+        expect(await journal.list('acme', 'accounts', undefined, 10)).toEqual([]);
+        expect(await journal.pending('acme')).toEqual([]);
+      });
+    });
+
+    test('gives back every field of an entry as it was put, undefined ones included', async () => {
+      await withJournal(async ({ journal }) => {
+        const full = entry('activities', 'e1', {
+          state: 'inDoubt',
+          crmId: undefined,
+          hash: 'f00d',
+          data: '{"subject":"Call \\u00e9t\\u00e9 ☎","type":"call"}',
+          attemptedAt: 1_764_000_000_123,
+          requestId: 'req_9',
+          runId: 'run_7',
+        });
+        const bare = entry('accounts', 'a1');
+        await journal.write('acme', { put: [full, bare] });
+
+        expect((await journal.get('acme', 'activities', ['e1'])).get('e1')).toStrictEqual(full);
+        expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')).toStrictEqual(bare);
+      });
+    });
+
+    test('get() answers the keys it holds, by key, and leaves out the others', async () => {
+      await withJournal(async ({ journal }) => {
+        await journal.write('acme', {
+          put: [entry('contacts', 'c1'), entry('contacts', 'c2'), entry('contacts', 'c3')],
+        });
+        const found = await journal.get('acme', 'contacts', ['c3', 'missing', 'c1']);
+
+        expect(sorted(found.keys(), (k) => k)).toEqual(['c1', 'c3']);
+        expect(found.get('c3')?.crmId).toBe('crm_c3');
+      });
+    });
+
+    test('get() answers 1,000 keys in one call', async () => {
+      await withJournal(async ({ journal }) => {
+        const keys = Array.from({ length: 1000 }, (_, i) => `k${i}`);
+        await journal.write('acme', { put: keys.map((k) => entry('contacts', k)) });
+        const found = await journal.get('acme', 'contacts', keys);
+
+        expect(found.size).toBe(1000);
+        expect(found.get('k999')?.crmId).toBe('crm_k999');
+      });
+    });
+
+    test('a put replaces the entry of the same type and key, and a remove deletes it', async () => {
+      await withJournal(async ({ journal }) => {
+        await journal.write('acme', { put: [entry('accounts', 'a1', { state: 'sending', crmId: undefined })] });
+        await journal.write('acme', { put: [entry('accounts', 'a1', { crmId: 'crm_new', hash: 'h2' })] });
+        expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')).toMatchObject({
+          state: 'synced',
+          crmId: 'crm_new',
+          hash: 'h2',
+        });
+
+        await journal.write('acme', {
+          remove: [
+            { type: 'accounts', key: 'a1' },
+            { type: 'accounts', key: 'never' },
+          ],
+        });
+        expect((await journal.get('acme', 'accounts', ['a1'])).size).toBe(0);
+      });
+    });
+
+    test('one write puts and removes together', async () => {
+      await withJournal(async ({ journal }) => {
+        await journal.write('acme', { put: [entry('contacts', 'c1')] });
+        await journal.write('acme', { put: [entry('contacts', 'c2')], remove: [{ type: 'contacts', key: 'c1' }] });
+
+        expect(
+          sorted(
+            (await journal.list('acme', 'contacts', undefined, 10)).map((e) => e.key),
+            (k) => k,
+          ),
+        ).toEqual(['c2']);
+      });
+    });
+
+    test('keys are kept apart by tenant and by type', async () => {
+      await withJournal(async ({ journal }) => {
+        await journal.write('acme', { put: [entry('accounts', 'x', { crmId: 'acme_account' })] });
+        await journal.write('acme', { put: [entry('contacts', 'x', { crmId: 'acme_contact' })] });
+        await journal.write('globex', { put: [entry('accounts', 'x', { crmId: 'globex_account', state: 'sending' })] });
+
+        expect((await journal.get('acme', 'accounts', ['x'])).get('x')?.crmId).toBe('acme_account');
+        expect((await journal.get('acme', 'contacts', ['x'])).get('x')?.crmId).toBe('acme_contact');
+        expect((await journal.get('globex', 'accounts', ['x'])).get('x')?.crmId).toBe('globex_account');
+        expect((await journal.get('globex', 'contacts', ['x'])).size).toBe(0);
+        expect(await journal.list('globex', 'contacts', undefined, 10)).toEqual([]);
+        expect(await journal.pending('acme')).toEqual([]);
+        expect((await journal.pending('globex')).map((e) => e.key)).toEqual(['x']);
+
+        await journal.write('globex', { remove: [{ type: 'accounts', key: 'x' }] });
+        expect((await journal.get('acme', 'accounts', ['x'])).size).toBe(1);
+      });
+    });
+
+    test('list() pages through one type in ascending key order', async () => {
+      await withJournal(async ({ journal }) => {
+        // Code-unit order: upper case before lower case, '10' before '9', 'é' after 'z'.
+        const keys = ['b', 'a', 'Z', '10', '9', 'é', 'z', 'a0', 'a-1'];
+        await journal.write('acme', { put: keys.map((k) => entry('opportunities', k)) });
+        await journal.write('acme', { put: [entry('accounts', 'a00')] });
+
+        const seen: string[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = await journal.list('acme', 'opportunities', after, 4);
+          if (page.length === 0) break;
+          expect(page.length).toBeLessThanOrEqual(4);
+          seen.push(...page.map((e) => e.key));
+          after = page.at(-1)?.key;
+        }
+        expect(seen).toEqual(['10', '9', 'Z', 'a', 'a-1', 'a0', 'b', 'z', 'é']);
+      });
+    });
+
+    test("pending() holds the entries 'sending' and 'inDoubt' of every type, and no other", async () => {
+      await withJournal(async ({ journal }) => {
+        await journal.write('acme', {
+          put: [
+            entry('accounts', 'a1', { state: 'sending', crmId: undefined }),
+            entry('accounts', 'a2'),
+            entry('contacts', 'c1', { state: 'inDoubt', crmId: undefined, requestId: 'req_1' }),
+            entry('contacts', 'c2', { state: 'deactivated' }),
+            entry('activities', 'e1', { state: 'sending', crmId: undefined, attemptedAt: 5 }),
+          ],
+        });
+        const pending = sorted(await journal.pending('acme'), (e) => `${e.type}/${e.key}`);
+
+        expect(pending.map((e) => [e.type, e.key, e.state])).toEqual([
+          ['accounts', 'a1', 'sending'],
+          ['activities', 'e1', 'sending'],
+          ['contacts', 'c1', 'inDoubt'],
+        ]);
+        expect(pending[1]?.attemptedAt).toBe(5);
+      });
+    });
+
+    test('what was written is there for a journal opened again on the same storage', async () => {
+      await withJournal(async ({ journal, reopen }) => {
+        await journal.write('acme', { put: [entry('contacts', 'c1', { state: 'sending', crmId: undefined })] });
+        const again = await reopen();
+        try {
+          await again.open();
+          expect((await again.pending('acme')).map((e) => e.key)).toEqual(['c1']);
+        } finally {
+          if (again !== journal) await again.close();
+        }
+      });
+    });
+
+    test("a tenant's lock is held by one run at a time, and another tenant's is free", async () => {
+      await withJournal(async ({ journal, reopen }) => {
+        const held = await journal.lock('acme', 'run_1');
+        const other = await reopen();
+        try {
+          await other.open();
+          const refused = await Promise.resolve()
+            .then(() => other.lock('acme', 'run_2'))
+            .then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+          expect(refused).toBeInstanceOf(SyncJournalError);
+          expect((refused as SyncJournalError).reason).toBe('locked');
+
+          const globex = await other.lock('globex', 'run_3');
+          await globex.release();
+          await held.release();
+          const next = await other.lock('acme', 'run_2');
+          await next.release();
+        } finally {
+          if (other !== journal) await other.close();
+        }
+      });
+    });
+
+    test('an entry with a 100 kB data and keys of any characters round-trips', async () => {
+      await withJournal(async ({ journal }) => {
+        const data = JSON.stringify({ description: 'x'.repeat(100_000) });
+        const odd = ["'; DROP TABLE entries; --", 'key with\nnewline', '\u0000nul', '%_*?'];
+        await journal.write('t\u00e9nant', {
+          put: [entry('contacts', 'big', { data }), ...odd.map((k) => entry('contacts', k))],
+        });
+
+        expect((await journal.get('t\u00e9nant', 'contacts', ['big'])).get('big')?.data).toBe(data);
+        expect(sorted((await journal.get('t\u00e9nant', 'contacts', odd)).keys(), (k) => k)).toEqual(
+          sorted(odd, (k) => k),
+        );
+      });
+    });
+  });
+}
