@@ -130,6 +130,14 @@ module.exports = {
       from: { pathNot: '^src/redis/' },
       to: { path: '^src/redis/' },
     },
+    {
+      name: 'sync-is-an-entry',
+      severity: 'error',
+      comment:
+        "src/sync/ is an entry ('crm-integration-sdk/sync': the sync engine, its journals): nothing outside it imports it, so that the main entry does not grow by it.",
+      from: { pathNot: '^src/sync/' },
+      to: { path: '^src/sync/' },
+    },
   ],
   required: [
     {

@@ -88,6 +88,20 @@ export default defineConfig([
     sourcemap: false,
   },
   {
+    // crm-integration-sdk/sync: a bundle of its own, so that nothing of it reaches the main entry.
+    // node:sqlite stays a dynamic import, loaded by sqliteJournal() when a run opens it, so that
+    // the entry imports where it is missing (Bun, browsers).
+    entry: { sync: 'src/sync/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    target: 'es2023',
+    platform: 'node',
+    // 'sqlite' without its prefix is not a built-in: node:sqlite exists only by that name.
+    removeNodeProtocol: false,
+    noExternal: selfContained,
+    sourcemap: false,
+  },
+  {
     entry: { 'crm-fake': 'src/testing/bin.ts' },
     format: ['esm'],
     target: 'es2023',

@@ -64,9 +64,11 @@ export interface SyncJournal {
   ): ReadonlyMap<string, SyncJournalEntry> | Promise<ReadonlyMap<string, SyncJournalEntry>>;
 
   /**
-   * One page of the tenant's entries of one type, in ascending key order (by UTF-16 code units,
-   * as JavaScript compares strings): the first `limit` (1 to 1,000) whose key is greater than
-   * `after`, or from the first when `after` is undefined. An empty page is the end.
+   * One page of the tenant's entries of one type, in the engine's own ascending key order (a
+   * database's collation is fine): the first `limit` (1 to 1,000) whose key comes after `after`
+   * in that order, or from the first when `after` is undefined. Paging on from each page's last
+   * key gives every entry once; an empty page is the end. The engine uses it to find what the
+   * source no longer holds.
    */
   list(
     tenant: string,

@@ -1,0 +1,292 @@
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type {
+  SyncJournal,
+  SyncJournalChange,
+  SyncJournalEntry,
+  SyncJournalLock,
+  SyncJournalState,
+  SyncType,
+} from './journal';
+import { SyncJournalError } from './journal-error';
+
+/** The format this version writes (PRAGMA user_version); a file with a higher one is refused. */
+const FORMAT = 1;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+  tenant TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL,
+  state TEXT NOT NULL, crm_id TEXT, hash TEXT NOT NULL, data TEXT NOT NULL,
+  attempted_at INTEGER, request_id TEXT, run_id TEXT NOT NULL,
+  PRIMARY KEY (tenant, type, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_pending ON entries (tenant, state) WHERE state IN ('sending', 'inDoubt');
+CREATE TABLE IF NOT EXISTS locks (
+  tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, at INTEGER NOT NULL
+);
+PRAGMA user_version = ${FORMAT};
+`;
+
+const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
+
+interface Row {
+  type: string;
+  key: string;
+  state: string;
+  crm_id: string | null;
+  hash: string;
+  data: string;
+  attempted_at: number | null;
+  request_id: string | null;
+  run_id: string;
+}
+
+interface LockRow {
+  run_id: string;
+  pid: number;
+  host: string;
+}
+
+const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
+const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'opportunities', 'activities']);
+
+/** The opened file and its prepared statements, prepared once (PERFORMANCE.md, "Sync journal"). */
+interface Opened {
+  readonly db: DatabaseSync;
+  readonly host: string;
+  readonly get: StatementSync;
+  readonly list: StatementSync;
+  readonly listFirst: StatementSync;
+  readonly pending: StatementSync;
+  readonly put: StatementSync;
+  readonly remove: StatementSync;
+  readonly lockRow: StatementSync;
+  readonly lockPut: StatementSync;
+  readonly lockDelete: StatementSync;
+}
+
+function entryOf(row: Row, path: string): SyncJournalEntry {
+  if (!STATES.has(row.state) || !TYPES.has(row.type)) {
+    throw new SyncJournalError(
+      'corrupt',
+      `The sync journal ${path} holds an entry it cannot read (state ${row.state}).`,
+    );
+  }
+  return {
+    type: row.type as SyncType,
+    key: row.key,
+    state: row.state as SyncJournalState,
+    crmId: row.crm_id ?? undefined,
+    hash: row.hash,
+    data: row.data,
+    attemptedAt: row.attempted_at ?? undefined,
+    requestId: row.request_id ?? undefined,
+    runId: row.run_id,
+  };
+}
+
+/** SQLite's own errors, as the journal's: SQLITE_CORRUPT (11) and SQLITE_NOTADB (26) mean a damaged file. */
+function journalError(error: unknown, path: string, doing: string): SyncJournalError {
+  if (error instanceof SyncJournalError) return error;
+  const code = (error as { errcode?: unknown }).errcode;
+  const corrupt = code === 11 || code === 26;
+  const why = error instanceof Error ? error.message : String(error);
+  return new SyncJournalError(
+    corrupt ? 'corrupt' : 'unavailable',
+    corrupt
+      ? `The sync journal ${path} is corrupt (${why}): restore it from a backup; nothing was sent.`
+      : `The sync journal ${path} could not be ${doing} (${why}).`,
+    { cause: error },
+  );
+}
+
+/** Whether the process that took a lock still runs; a process of another host is taken to. */
+function holderAlive(lock: LockRow, host: string): boolean {
+  if (lock.host !== host) return true;
+  try {
+    process.kill(lock.pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
+}
+
+class SqliteJournal implements SyncJournal {
+  readonly #path: string;
+  #opened: Opened | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  async open(): Promise<void> {
+    if (this.#opened) return;
+    const sqlite = await import('node:sqlite').catch((error: unknown) => {
+      throw new SyncJournalError(
+        'unavailable',
+        'sqliteJournal() needs node:sqlite (Node 22.13 or later, Deno 2.2 or later), which this runtime does not have: use memoryJournal() or a journal of your own (README.md, "Loading and syncing data").',
+        { cause: error },
+      );
+    });
+    const os = await import('node:os');
+    let db: DatabaseSync | undefined;
+    try {
+      db = new sqlite.DatabaseSync(this.#path);
+      // The intent of a create must be on disk before its request goes: every commit is fsync'd.
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000;');
+      const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+      if (version > FORMAT) {
+        throw new SyncJournalError(
+          'newer-version',
+          `The sync journal ${this.#path} was written by a newer version of crm-integration-sdk (format ${version}, this one reads ${FORMAT}): upgrade to use it; nothing was sent.`,
+        );
+      }
+      if (version === 0) db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT;`);
+      const check = db.prepare('PRAGMA quick_check(1)').get() as { quick_check: string } | undefined;
+      if (check?.quick_check !== 'ok') {
+        throw new SyncJournalError(
+          'corrupt',
+          `The sync journal ${this.#path} is corrupt (${check?.quick_check}): restore it from a backup; nothing was sent.`,
+        );
+      }
+      this.#opened = {
+        db,
+        host: os.hostname(),
+        get: db.prepare(
+          `SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND type = ? AND key IN (SELECT value FROM json_each(?))`,
+        ),
+        list: db.prepare(
+          `SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND type = ? AND key > ? ORDER BY key LIMIT ?`,
+        ),
+        listFirst: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND type = ? ORDER BY key LIMIT ?`),
+        pending: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND state IN ('sending', 'inDoubt')`),
+        put: db.prepare(`INSERT OR REPLACE INTO entries (tenant, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        remove: db.prepare('DELETE FROM entries WHERE tenant = ? AND type = ? AND key = ?'),
+        lockRow: db.prepare('SELECT run_id, pid, host FROM locks WHERE tenant = ?'),
+        lockPut: db.prepare('INSERT OR REPLACE INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)'),
+        lockDelete: db.prepare('DELETE FROM locks WHERE tenant = ? AND run_id = ?'),
+      };
+    } catch (error) {
+      try {
+        db?.close();
+      } catch {
+        // Closing a file that failed to open has nothing left to report.
+      }
+      throw journalError(error, this.#path, 'opened');
+    }
+  }
+
+  lock(tenant: string, runId: string): SyncJournalLock {
+    const opened = this.#use();
+    this.#transaction('locked', () => {
+      const held = opened.lockRow.get(tenant) as LockRow | undefined;
+      if (held && holderAlive(held, opened.host)) {
+        throw new SyncJournalError(
+          'locked',
+          `Another sync run (${held.run_id}, process ${held.pid} on ${held.host}) holds the journal ${this.#path} for tenant ${tenant}.`,
+        );
+      }
+      opened.lockPut.run(tenant, runId, process.pid, opened.host, Date.now());
+    });
+    return { release: () => this.#transaction('unlocked', () => opened.lockDelete.run(tenant, runId)) };
+  }
+
+  get(tenant: string, type: SyncType, keys: readonly string[]): ReadonlyMap<string, SyncJournalEntry> {
+    const rows = this.#read(() => this.#use().get.all(tenant, type, JSON.stringify(keys)) as unknown as Row[]);
+    const found = new Map<string, SyncJournalEntry>();
+    for (const row of rows) found.set(row.key, entryOf(row, this.#path));
+    return found;
+  }
+
+  list(tenant: string, type: SyncType, after: string | undefined, limit: number): readonly SyncJournalEntry[] {
+    const opened = this.#use();
+    const rows = this.#read(
+      () =>
+        (after === undefined
+          ? opened.listFirst.all(tenant, type, limit)
+          : opened.list.all(tenant, type, after, limit)) as unknown as Row[],
+    );
+    return rows.map((row) => entryOf(row, this.#path));
+  }
+
+  pending(tenant: string): readonly SyncJournalEntry[] {
+    const rows = this.#read(() => this.#use().pending.all(tenant) as unknown as Row[]);
+    return rows.map((row) => entryOf(row, this.#path));
+  }
+
+  write(tenant: string, change: SyncJournalChange): void {
+    const opened = this.#use();
+    this.#transaction('written', () => {
+      for (const e of change.put ?? []) {
+        opened.put.run(
+          tenant,
+          e.type,
+          e.key,
+          e.state,
+          e.crmId ?? null,
+          e.hash,
+          e.data,
+          e.attemptedAt ?? null,
+          e.requestId ?? null,
+          e.runId,
+        );
+      }
+      for (const { type, key } of change.remove ?? []) opened.remove.run(tenant, type, key);
+    });
+  }
+
+  close(): void {
+    const opened = this.#opened;
+    this.#opened = undefined;
+    opened?.db.close();
+  }
+
+  #use(): Opened {
+    if (!this.#opened) throw new SyncJournalError('unavailable', `The sync journal ${this.#path} is not open.`);
+    return this.#opened;
+  }
+
+  #read<T>(read: () => T): T {
+    try {
+      return read();
+    } catch (error) {
+      throw journalError(error, this.#path, 'read');
+    }
+  }
+
+  /** One IMMEDIATE transaction: a second writer waits on busy_timeout rather than failing mid-way. */
+  #transaction(doing: string, body: () => void): void {
+    const { db } = this.#use();
+    try {
+      db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      throw journalError(error, this.#path, doing);
+    }
+    try {
+      body();
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw journalError(error, this.#path, doing);
+    }
+  }
+}
+
+/**
+ * A {@link SyncJournal} in a SQLite file at `path` (created when missing), through `node:sqlite`:
+ * Node 22.13 or later, and Deno 2.2 or later; not Bun, whose SQLite is `bun:sqlite` (use
+ * `memoryJournal()` or an engine of your own there). Nothing is loaded until the first run opens
+ * it, and a runtime without `node:sqlite` gets a {@link SyncJournalError} then.
+ *
+ * Every commit is fsync'd (WAL, `synchronous = FULL`), so a create's intent is on disk before its
+ * request goes. One file may serve many tenants; it holds no credential. Copy it only while no
+ * run is on (or with SQLite's backup), with its `-wal` file.
+ *
+ * @example
+ * ```ts
+ * import { CrmSync, sqliteJournal } from 'crm-integration-sdk/sync';
+ *
+ * const sync = new CrmSync(crm, { journal: sqliteJournal('./acme.sync.db') });
+ * ```
+ */
+export const sqliteJournal = (path: string): SyncJournal => new SqliteJournal(path);

@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { SyncJournalError } from '../../src/sync/journal-error';
+import { sqliteJournal } from '../../src/sync/sqlite-journal';
+import { describeSyncJournal, entry } from './journal-conformance';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'crm-journal-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describeSyncJournal('sqliteJournal()', () => {
+  const path = join(dir, `journal-${Math.random().toString(36).slice(2)}.db`);
+  return { journal: sqliteJournal(path), reopen: () => sqliteJournal(path) };
+});
+
+async function refusal(path: string): Promise<unknown> {
+  const journal = sqliteJournal(path);
+  try {
+    await journal.open();
+  } catch (error) {
+    return error;
+  } finally {
+    await journal.close();
+  }
+  return undefined;
+}
+
+describe('sqliteJournal()', () => {
+  test('keeps the file in WAL mode with every commit fsynced', async () => {
+    const path = join(dir, 'j.db');
+    const journal = sqliteJournal(path);
+    await journal.open();
+    await journal.write('acme', { put: [entry('accounts', 'a1')] });
+    await journal.close();
+
+    const db = new DatabaseSync(path);
+    expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    expect(db.prepare('SELECT tenant, key, crm_id FROM entries').all()).toEqual([
+      { tenant: 'acme', key: 'a1', crm_id: 'crm_a1' },
+    ]);
+    db.close();
+  });
+
+  test('refuses a journal written by a newer version, naming it, and leaves it as it was', async () => {
+    const path = join(dir, 'newer.db');
+    const db = new DatabaseSync(path);
+    db.exec('PRAGMA user_version = 7; CREATE TABLE future (x);');
+    db.close();
+
+    const error = await refusal(path);
+
+    expect(error).toBeInstanceOf(SyncJournalError);
+    expect(error).toMatchObject({ reason: 'newer-version' });
+    expect((error as Error).message).toMatch(/newer version.*format 7/);
+    const after = new DatabaseSync(path);
+    expect(after.prepare('PRAGMA user_version').get()).toEqual({ user_version: 7 });
+    after.close();
+  });
+
+  test('refuses a file that is not a SQLite database as corrupt', async () => {
+    const path = join(dir, 'garbage.db');
+    writeFileSync(path, 'not a database at all, just some bytes '.repeat(200));
+
+    const error = await refusal(path);
+
+    expect(error).toBeInstanceOf(SyncJournalError);
+    expect(error).toMatchObject({ reason: 'corrupt' });
+    expect((error as Error).message).toContain(path);
+  });
+
+  test('refuses a database whose pages were damaged as corrupt', async () => {
+    const path = join(dir, 'damaged.db');
+    const journal = sqliteJournal(path);
+    await journal.open();
+    await journal.write('acme', { put: Array.from({ length: 2000 }, (_, i) => entry('contacts', `c${i}`)) });
+    await journal.close();
+    // Overwrite pages past the header, as a failing disk would.
+    const { openSync, writeSync, closeSync } = await import('node:fs');
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, 4096 * 3);
+    closeSync(fd);
+
+    expect(await refusal(path)).toMatchObject({ reason: 'corrupt' });
+  });
+
+  test('an entry of a state it does not know is refused as corrupt when read', async () => {
+    const path = join(dir, 'bad-state.db');
+    const journal = sqliteJournal(path);
+    await journal.open();
+    await journal.write('acme', { put: [entry('accounts', 'a1')] });
+    await journal.close();
+    const db = new DatabaseSync(path);
+    db.exec("UPDATE entries SET state = 'maybe'");
+    db.close();
+
+    const again = sqliteJournal(path);
+    await again.open();
+    expect(() => again.get('acme', 'accounts', ['a1'])).toThrow(expect.objectContaining({ reason: 'corrupt' }));
+    await again.close();
+  });
+
+  test("a lock whose process died is taken over; a live process's is not", async () => {
+    const path = join(dir, 'lock.db');
+    const journal = sqliteJournal(path);
+    await journal.open();
+    await journal.lock('acme', 'run_live');
+    const db = new DatabaseSync(path);
+    // A pid that cannot be running (above Linux's pid_max).
+    db.exec(
+      `INSERT INTO locks (tenant, run_id, pid, host, at) SELECT 'globex', 'run_dead', 99999999, host, 0 FROM locks`,
+    );
+    db.close();
+
+    const other = sqliteJournal(path);
+    await other.open();
+    expect(() => other.lock('acme', 'run_2')).toThrow(expect.objectContaining({ reason: 'locked' }));
+    const taken = await other.lock('globex', 'run_3');
+    await taken.release();
+    await other.close();
+    await journal.close();
+  });
+});
