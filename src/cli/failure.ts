@@ -13,7 +13,7 @@ import { escaped, jsonText } from './output';
 import { UsageError } from './usage-error';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** The exit codes of `crm`, as README.md's "Command line" lists them. */
 export const EXIT = {

@@ -27,18 +27,22 @@ export async function write(stream: Writable, text: string): Promise<void> {
 }
 
 /**
- * The C1 control characters, which JSON leaves as they are: a terminal may read U+009B as the
- * start of an escape sequence, so a hostile server's string could drive it. Escaped, the JSON
- * means the same (they can only occur inside strings).
+ * What JSON leaves as it is but a reader may act on: the C1 control characters (a terminal may
+ * read U+009B as the start of an escape sequence, so a hostile server's string could drive it),
+ * the line and paragraph separators U+2028 and U+2029 (a reader that splits on Unicode line
+ * boundaries, as Python's `splitlines()` does, cuts an NDJSON record in two), and the bidi
+ * controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), which change the order a
+ * terminal shows text in. Escaped, the JSON means the same (they can only occur inside strings).
  */
-const C1 = /[\u007f-\u009f]/g;
+export const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `text` with each character `pattern` finds written as `\\uXXXX`: JSON's escape, readable anywhere. */
 export const escaped = (text: string, pattern: RegExp): string =>
   text.replace(pattern, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** JSON of a value, safe to show on a terminal. */
-export const jsonText = (value: unknown, indent?: number): string => escaped(JSON.stringify(value, null, indent), C1);
+export const jsonText = (value: unknown, indent?: number): string =>
+  escaped(JSON.stringify(value, null, indent), UNSAFE_IN_JSON);
 
 /** A result as JSON: indented for a person at a terminal, one line for a script. */
 export const printJson = (streams: Streams, value: unknown): Promise<void> =>

@@ -279,4 +279,43 @@ describe('crm and credentials', () => {
     expect(shown.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
     expect(JSON.parse(shown.stdout).name).toBe('Renewal \u001b[2J\u009b2J');
   });
+
+  it('escapes the line separators and bidi controls of a hostile server in its JSON, its NDJSON and its one-line errors', async () => {
+    // U+2028/U+2029 split an NDJSON line for Python's splitlines(); U+202E turns the text around on a terminal.
+    const hostile = 'a\u2028b\u2029c \u202eevil\u202c \u2066x\u2069 \u200e\u200f\u061c';
+    const contact = { id: 'c_1', email: 'a@x.io', name: hostile, accountId: 'acc_1', status: 'active' };
+    faults().script('GET', OPP_PATH, reply.ok({ ...OPPORTUNITY, name: hostile }));
+    faults().script(
+      'GET',
+      CONTACTS_PATH,
+      reply.ok([contact], { extra: { pagination: { page: 1, pages: 1, limit: 20, total: 1 } } }),
+    );
+    faults().script('GET', OPP_PATH, reply.jsonError(404, hostile), reply.jsonError(404, hostile));
+    const env = faultEnv(faults().url);
+    const raw = /[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+    const one = await runInProcess(['opportunities', 'get', 'opp_1'], env, { stdout: false, stderr: false });
+    const all = await runInProcess(['contacts', 'list', '--all'], env, { stdout: false, stderr: false });
+    const failedJson = await runInProcess(['opportunities', 'get', 'opp_1', '--max-retries', '0'], env, {
+      stdout: false,
+      stderr: false,
+    });
+    const failedLine = await runInProcess(['opportunities', 'get', 'opp_1', '--max-retries', '0'], env, {
+      stdout: true,
+      stderr: true,
+    });
+
+    expect([one.code, all.code, failedJson.code, failedLine.code]).toEqual([0, 0, 4, 4]);
+    for (const run of [one, all, failedJson, failedLine]) expect(run.stdout + run.stderr).not.toMatch(raw);
+    expect(one.stdout).toContain('a\\u2028b\\u2029c \\u202eevil\\u202c');
+    expect(JSON.parse(one.stdout).name).toBe(hostile);
+    expect(
+      all.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).name),
+    ).toEqual([hostile]);
+    expect(String(failure(failedJson).message)).toContain('\u202eevil\u202c');
+    expect(failedLine.stderr).toContain('a\\u2028b\\u2029c \\u202eevil\\u202c');
+  });
 });
