@@ -1,3 +1,4 @@
+import { faultText } from '../internal/endpoint/json-fault';
 import { type Command, type Field, type FieldSchema, words } from './commands';
 import { UsageError } from './usage-error';
 
@@ -43,11 +44,13 @@ async function jsonInput(spec: string, read: JsonSource, help: string): Promise<
     throw new UsageError(`--json: cannot read ${where}${typeof code === 'string' ? ` (${code})` : ''}`, help);
   }
   let parsed: unknown;
+  // An editor may start a file with a byte order mark; JSON.parse does not take it.
+  const json = text.replace(/^\uFEFF/, '');
   try {
-    // An editor may start a file with a byte order mark; JSON.parse does not take it.
-    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (error) {
-    throw new UsageError(`--json: ${where} is not valid JSON (${(error as Error).message})`, help);
+    parsed = JSON.parse(json);
+  } catch {
+    // JSON.parse's message quotes the text around the fault, which may be a key: only where.
+    throw new UsageError(`--json: ${where} is not valid JSON${faultText(json)}`, help);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new UsageError('--json must be a JSON object of the input fields', help);

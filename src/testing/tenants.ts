@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { issuesOf } from '../internal/endpoint/issues';
+import { faultText } from '../internal/endpoint/json-fault';
 import { parseContext } from '../internal/endpoint/parse-context';
 import { generateFakeData } from './generate';
 import { checkRateLimit } from './rate-limit';
@@ -137,10 +138,9 @@ export function tenantsFromSeed(text: string, name: string): ServedTenants {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (error) {
+  } catch {
     // JSON.parse quotes the text around the fault, which may be a key: only the position is told.
-    const at = /position (\d+)/.exec(String(error))?.[1];
-    throw new TenantsError(`--seed ${name}: not valid JSON${at === undefined ? '' : ` (at character ${at})`}`);
+    throw new TenantsError(`--seed ${name}: not valid JSON${faultText(text)}`);
   }
   const parsed = z.safeParse(Seed, json, parseContext);
   if (!parsed.success) {

@@ -113,6 +113,41 @@ describe('crm --json', () => {
       expect(fake.requests.at(-1)?.query.limit).toBe('1');
     }
   });
+
+  it('says where --json that is not valid JSON breaks, by line and column, and never quotes it', async () => {
+    const { fake, env } = await fakeCrm();
+    const key = 'sk_live_9f8e7d6c5b4a3f2e1d0c';
+    const cases = [
+      // The key piped in as if it were the input: V8 quoted its first 10 characters.
+      { args: ['contacts', 'create', '--json', '-'], text: key, where: 'standard input', at: 'line 1, column 1' },
+      {
+        args: ['contacts', 'create', '--json', '@input.json'],
+        text: `{\n  "name": "Ada",\n  "token": ${key}\n}`,
+        where: 'input.json',
+        at: 'line 3, column 12',
+      },
+      {
+        args: ['contacts', 'create', '--json', '-'],
+        text: `{"email": "a@x.io", "note": "${key}"`,
+        where: 'standard input',
+        at: 'line 1, column 59',
+      },
+      {
+        args: ['contacts', 'create', '--json', `{"key": "${key}",}`],
+        where: 'the --json value',
+        at: 'line 1, column 40',
+      },
+    ];
+    for (const { args, text, where, at } of cases) {
+      const run = await withFiles(args, env, { 'input.json': text ?? '', '-': text ?? '' });
+      expect({ code: run.code, message: JSON.parse(run.stderr).message }).toEqual({
+        code: 2,
+        message: `--json: ${where} is not valid JSON (${at})`,
+      });
+      expect(run.stderr).not.toMatch(/sk_live|9f8e/);
+    }
+    expect(fake.requests).toEqual([]);
+  });
 });
 
 describe('crm before the command', () => {

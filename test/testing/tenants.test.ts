@@ -55,6 +55,26 @@ describe('tenantsFromSeed', () => {
     expect([...fake.store.accounts.values()].find((a) => a.name === 'Acme Ltd')?.tenantId).toBe('acme');
   });
 
+  test('says where a seed that is not valid JSON breaks, by line and column, and never quotes it', () => {
+    const messages = [
+      'sk_live_SECRET_9f8e7d6c',
+      '{\n  "tenants": [{"id": "acme", "apiKey": sk_live_SECRET_9f8e7d6c}]\n}',
+      '{"tenants": [{"id": "acme", "apiKey": "sk_live_SECRET_9f8e7d6c"',
+    ].map((text) => {
+      try {
+        tenantsFromSeed(text, 'seed.json');
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'loaded';
+    });
+    expect(messages).toEqual([
+      '--seed seed.json: not valid JSON (line 1, column 1)',
+      '--seed seed.json: not valid JSON (line 2, column 40)',
+      '--seed seed.json: not valid JSON (line 1, column 64)',
+    ]);
+  });
+
   test.each([
     ['{"tenants": [{"id": "acme", "apiKey": "sk_live_SECRET"', 'not valid JSON'],
     ['[]', '(the file)'],
