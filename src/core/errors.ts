@@ -31,9 +31,19 @@ function hasKind(value: unknown, kind: string): boolean {
 export class CrmError extends Error {
   /** The class's name, kept as data so that minified builds and other copies agree. */
   static readonly kind: string = 'CrmError';
+  /**
+   * Whether the failed call may have changed anything on the server: `'none'` when it was never
+   * sent (bad input, aborted while queued, no credential, the connection refused) or the server's
+   * answer proves it did nothing (a 4xx, a 429, a 503 with `Retry-After`); `'unknown'` when it may
+   * have acted (a timeout or a reset after sending, a 5xx, an abort in flight, a 2xx whose body
+   * could not be read). A create that failed with `'unknown'` may exist: this API has no
+   * idempotency key, so do not simply send it again (`crm-integration-sdk/sync` reconciles it).
+   */
+  readonly sideEffects: CrmSideEffects;
 
-  constructor(message: string, options?: ErrorOptions) {
+  constructor(message: string, options?: CrmErrorOptions) {
     super(message, options);
+    this.sideEffects = options?.sideEffects ?? 'none';
     const kinds = kindsOf(new.target);
     Object.defineProperty(this, KINDS, { value: kinds });
     Object.defineProperty(this, 'name', { value: kinds[0], configurable: true, writable: true });
@@ -67,6 +77,60 @@ function isInstance(asked: { readonly prototype: object; readonly kind: string }
   return Object.hasOwn(asked, 'kind') && hasKind(value, asked.kind);
 }
 
+/** What a failed call may have done on the server: see {@link CrmError.sideEffects}. */
+export type CrmSideEffects = 'none' | 'unknown';
+
+/** A `CrmError`'s options: the standard `cause`, and what the call may have done. */
+export interface CrmErrorOptions extends ErrorOptions {
+  /** Defaults to what the class implies: `'unknown'` for a connection error, else from the status, else `'none'`. */
+  readonly sideEffects?: CrmSideEffects | undefined;
+}
+
+/** What the server did, as far as its answer (or its absence) shows: the input of {@link sideEffectsOf}. */
+type AnswerFacts =
+  | {
+      readonly status: number;
+      /** The answer has a `Retry-After` header. */
+      readonly retryAfter: boolean;
+      /** Its body says `success: false`. */
+      readonly refusedInBody?: boolean;
+    }
+  | {
+      readonly status: undefined;
+      /** Why no answer came (what fetch threw, or the timeout). */
+      readonly cause: unknown;
+    };
+
+/**
+ * The one classification of what a request may have done, read by `error.sideEffects` and by the
+ * retry decision alike. An answer of 4xx, 429 or 503 with `Retry-After` (or any non-5xx body that
+ * says `success: false`) proves nothing was done; a 2xx that could not be read, a 3xx, a 5xx, or
+ * no answer at all may have acted, unless the connection provably never opened.
+ */
+export function sideEffectsOf(answer: AnswerFacts): CrmSideEffects {
+  const { status } = answer;
+  if (status === undefined) return neverConnected(answer.cause) ? 'none' : 'unknown';
+  if (status >= 400 && status < 500) return 'none';
+  if (status === 503 && answer.retryAfter) return 'none';
+  if (status < 300 && status >= 200 && answer.refusedInBody) return 'none';
+  return 'unknown';
+}
+
+/** Codes that fail before a connection exists, so before a byte of the request was written. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+function neverConnected(cause: unknown): boolean {
+  try {
+    for (let each = cause, depth = 0; each instanceof Error && depth < 5; each = each.cause, depth++) {
+      const { code } = each as { code?: unknown };
+      if (typeof code === 'string' && NOT_CONNECTED.has(code)) return true;
+    }
+  } catch {
+    // A cause whose getters throw proves nothing.
+  }
+  return false;
+}
+
 /** One offending field of a {@link CrmValidationError}. */
 export interface CrmValidationIssue {
   /** Dotted name of the field, such as `subject` or `id`; empty for the input as a whole. */
@@ -97,7 +161,13 @@ export interface ResponseFacts {
   readonly status: number;
   readonly body: unknown;
   readonly headers: Headers;
+  /** What the call may have done; by default what this answer shows ({@link sideEffectsOf}). */
+  readonly sideEffects?: CrmSideEffects | undefined;
 }
+
+/** An error's side effects from its response facts: as given, else what the answer shows. */
+const answered = (facts: ResponseFacts): CrmSideEffects =>
+  facts.sideEffects ?? sideEffectsOf({ status: facts.status, retryAfter: facts.headers.has('retry-after') });
 
 /**
  * The server answered, but not with a valid envelope for this endpoint (malformed JSON, a body
@@ -113,7 +183,7 @@ export class CrmResponseValidationError extends CrmError {
   readonly issues: readonly CrmValidationIssue[];
 
   constructor(message: string, facts: ResponseFacts, issues: readonly CrmValidationIssue[] = []) {
-    super(message);
+    super(message, { sideEffects: answered(facts) });
     this.status = facts.status;
     this.body = facts.body;
     this.headers = facts.headers;
@@ -146,7 +216,7 @@ export class CrmApiError extends CrmError {
   readonly details: unknown;
 
   constructor(message: string, facts: ResponseFacts) {
-    super(message);
+    super(message, { sideEffects: answered(facts) });
     this.status = facts.status;
     this.body = facts.body;
     this.headers = facts.headers;
@@ -196,6 +266,9 @@ export class CrmServerError extends CrmApiError {
 /** No response arrived: connection refused or reset, DNS failure, a body cut off. */
 export class CrmConnectionError extends CrmError {
   static override readonly kind: string = 'CrmConnectionError';
+  constructor(message: string, options?: CrmErrorOptions) {
+    super(message, { ...options, sideEffects: options?.sideEffects ?? 'unknown' });
+  }
 }
 /** No response arrived within `timeout` milliseconds (per attempt). */
 export class CrmTimeoutError extends CrmConnectionError {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sideEffectsOf } from '../../src/core/errors';
 import { type Attempted, decide, type Tries } from '../../src/internal/retry/decide';
 
 const answer = (method: string, status: number, retryAfterMs?: number): Attempted => ({
@@ -6,13 +7,18 @@ const answer = (method: string, status: number, retryAfterMs?: number): Attempte
   status,
   retryAfter: retryAfterMs !== undefined,
   retryAfterMs,
+  sideEffects: sideEffectsOf({ status, retryAfter: retryAfterMs !== undefined }),
 });
-const failed = (method: string, how: 'timeout' | 'network' | 'other'): Attempted => ({
+const failed = (method: string, how: 'timeout' | 'network' | 'other', cause?: unknown): Attempted => ({
   method,
   status: undefined,
   failed: how,
   retryAfter: false,
   retryAfterMs: undefined,
+  sideEffects: sideEffectsOf({ status: undefined, cause }),
+});
+const refusedConnection = Object.assign(new TypeError('fetch failed'), {
+  cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
 });
 const fresh: Tries = {
   retries: 0,
@@ -71,6 +77,18 @@ describe('the retry decision', () => {
     expect(decide(failed('POST', 'network'), fresh, half)).toEqual({ retry: false });
   });
 
+  it('repeats a POST whose connection never opened, after the backoff: nothing of it was sent', () => {
+    expect(decide(failed('POST', 'network', refusedConnection), fresh, half)).toEqual({
+      retry: true,
+      waitMs: 225,
+      refusal: false,
+    });
+  });
+
+  it('does not repeat a POST answered 408: it did nothing, but the server did not ask for it again', () => {
+    expect(decide(answer('POST', 408), fresh, half)).toEqual({ retry: false });
+  });
+
   it('doubles the backoff per retry, up to 8 s, keeping between half and all of it', () => {
     const waits = [0, 1, 2, 3, 4, 5, 6].map((retries) => {
       const decision = decide(answer('GET', 500), { ...fresh, retries, maxRetries: 10 }, () => 1);
@@ -123,14 +141,15 @@ describe('the retry decision', () => {
 
 describe('a create redirected to a GET', () => {
   it('is not repeated when the GET is refused: the redirect says the create was acted on', () => {
-    const refusedGet = { ...answer('POST', 429, 0), redirectedAsGet: true };
+    // The transport classifies a redirect to a GET as having acted, whatever the GET came to.
+    const refusedGet = { ...answer('POST', 429, 0), sideEffects: 'unknown' as const };
     expect(decide(refusedGet, fresh, half)).toEqual({ retry: false });
-    expect(decide({ ...answer('POST', 503, 0), redirectedAsGet: true }, fresh, half)).toEqual({ retry: false });
+    expect(decide({ ...answer('POST', 503, 0), sideEffects: 'unknown' }, fresh, half)).toEqual({ retry: false });
     expect(decide(refusedGet, { ...fresh, paced: { hopeless: false } }, half)).toEqual({ retry: false });
   });
 
   it('a GET or PUT redirected is retried as before', () => {
-    expect(decide({ ...answer('PUT', 500), redirectedAsGet: true }, fresh, half)).toEqual({
+    expect(decide({ ...answer('PUT', 500), sideEffects: 'unknown' }, fresh, half)).toEqual({
       retry: true,
       waitMs: 225,
       refusal: false,

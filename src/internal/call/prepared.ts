@@ -1,3 +1,4 @@
+import type { CrmSideEffects } from '../../core/errors';
 import type { ApiKeyProvider } from '../../options';
 import type { Pagination } from '../../schemas/pagination';
 import type { Endpoint } from '../endpoint/define';
@@ -40,6 +41,8 @@ export interface CallState {
    * client's, and the key an `apiKey` function returned.
    */
   secrets: readonly string[];
+  /** `'unknown'` once an attempt may have acted on the server (`CrmError.sideEffects`). */
+  sideEffects: CrmSideEffects;
 }
 
 /** The key of the call's credential: the pace and the masking are per credential. */

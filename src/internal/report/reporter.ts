@@ -5,6 +5,7 @@ import {
   CrmError,
   CrmResponseTooLargeError,
   CrmResponseValidationError,
+  type CrmSideEffects,
   CrmTimeoutError,
 } from '../../core/errors';
 import type { CrmLogger, CrmRequestLog } from '../../core/log';
@@ -79,6 +80,7 @@ export function createReporter(options: TransportOptions): Reporter {
   const factsOf = (status: number, headers: Headers, call: Call) => ({
     status,
     headers: redactHeaders(headers, redactOf(call), options.secretHeaders),
+    sideEffects: call.state.sideEffects,
   });
   /** A server's body as an error keeps it: masked, and wholly for key management. */
   const bodyOf = (body: unknown, call: Call, text: string | undefined) => {
@@ -103,10 +105,12 @@ export function createReporter(options: TransportOptions): Reporter {
       }
       // The path may hold what a caller passed as an id: masked like the rest.
       const where = redactOf(call)(path);
+      // What any attempt of the call may have done, as the transport classified each (core/errors.ts).
+      const { sideEffects } = call.state;
       const notDone = `Not done within totalTimeout (${settings.totalTimeout} ms), retries included`;
       if (settings.signal?.aborted) {
         const queued = failure?.kind === 'queued' && (failure.waiting === 'slot' || failure.waiting === 'pace');
-        return abortErrorOf(settings.signal, where, queued ? ' while queued' : '');
+        return abortErrorOf(settings.signal, where, queued ? ' while queued' : '', sideEffects);
       }
       switch (failure?.kind) {
         case 'http':
@@ -160,6 +164,7 @@ export function createReporter(options: TransportOptions): Reporter {
           });
           return new CrmError(`The apiKey function failed for tenant "${call.request.tenantId}"; nothing was sent`, {
             cause: masked ? copy : failure.cause,
+            sideEffects,
           });
         }
         case 'queued':
@@ -168,6 +173,7 @@ export function createReporter(options: TransportOptions): Reporter {
             call.state.attempts === 0
               ? `Not started within totalTimeout${WAITING_FOR[failure.waiting]}: ${where}`
               : `${notDone}${WAITING_FOR[failure.waiting]}: ${where}`,
+            { sideEffects },
           );
         case 'timeout':
           // A timer may fire a millisecond or two early, hence the tolerance.
@@ -175,12 +181,13 @@ export function createReporter(options: TransportOptions): Reporter {
             deadline !== undefined && Date.now() >= deadline - 10
               ? `${notDone}: ${where}`
               : `No response within ${settings.timeout} ms: ${where}`,
+            { sideEffects },
           );
       }
       const cause = safeCause(failure?.kind === 'network' ? failure.cause : error, redactOf(call));
       // Masked once joined: its parts, each masked, could join into a secret.
       const reason = cause instanceof Error ? `: ${loggable(redactOf(call)(reasonOf(cause)), SERVER_WORDS)}` : '';
-      return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause });
+      return new CrmConnectionError(`Connection failed: ${where}${reason}`, { cause, sideEffects });
     },
 
     redact: redactOf,
@@ -296,7 +303,7 @@ function reasonOf(error: Error): string {
 }
 
 /** The error of a call its caller's signal stopped: a timeout when the signal's reason is one (`AbortSignal.timeout()`). */
-function abortErrorOf(signal: AbortSignal, where: string, queued: string): CrmError {
+function abortErrorOf(signal: AbortSignal, where: string, queued: string, sideEffects: CrmSideEffects): CrmError {
   const cause: unknown = signal.reason;
   let timedOut = false;
   try {
@@ -304,8 +311,8 @@ function abortErrorOf(signal: AbortSignal, where: string, queued: string): CrmEr
     timedOut = cause instanceof Error && cause.name === 'TimeoutError';
   } catch {}
   return timedOut
-    ? new CrmTimeoutError(`Timed out by the caller's signal${queued}: ${where}`, { cause })
-    : new CrmAbortError(`Aborted${queued}: ${where}`, { cause });
+    ? new CrmTimeoutError(`Timed out by the caller's signal${queued}: ${where}`, { cause, sideEffects })
+    : new CrmAbortError(`Aborted${queued}: ${where}`, { cause, sideEffects });
 }
 
 /** A failure as a log line gives it: `name: message`, or its text; whatever it is, and whatever its getters do. */

@@ -81,7 +81,11 @@ export async function attempt(
     return { response, text: await heard(response) };
   } catch (error) {
     failure = error;
-    if (signal?.aborted) throw error;
+    // Aborted in flight: the request may have reached the server.
+    if (signal?.aborted) {
+      state.sideEffects = 'unknown';
+      throw error;
+    }
     return { error, timedOut: timer.aborted };
   } finally {
     clearTimeout(clock);

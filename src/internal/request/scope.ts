@@ -163,7 +163,7 @@ export class Scope implements Sender {
   }
 
   #state(): CallState {
-    return { attempts: 0, response: undefined, pagination: undefined, secrets: this.secrets };
+    return { attempts: 0, response: undefined, pagination: undefined, secrets: this.secrets, sideEffects: 'none' };
   }
 }
 

@@ -1,4 +1,4 @@
-import { CrmError } from '../../core/errors';
+import { CrmError, sideEffectsOf } from '../../core/errors';
 import { retryAfterMsOf } from '../../core/retry-after';
 import type { Pagination } from '../../schemas/pagination';
 import { AttemptFailure, type Outcome, type Received } from '../call/failure';
@@ -106,7 +106,9 @@ export class Transport {
           if (waits) this.#slots?.release();
         }
         if ('response' in outcome && outcome.response.ok) return this.#unwrap(request, state, outcome);
-        const decision = decide(attempted(request.init.method, outcome, target.init.method !== request.init.method), {
+        const facts = attempted(request.init.method, outcome, target.init.method !== request.init.method);
+        if (facts.sideEffects === 'unknown') state.sideEffects = 'unknown';
+        const decision = decide(facts, {
           retries,
           refusals,
           maxRetries: settings.maxRetries,
@@ -192,14 +194,20 @@ export class Transport {
     try {
       json = JSON.parse(text);
     } catch {
+      state.sideEffects = 'unknown';
       throw new AttemptFailure({ kind: 'not-json', status, headers, text });
     }
     if (typeof json === 'object' && json !== null && (json as { success?: unknown }).success === false) {
+      if (sideEffectsOf({ status, retryAfter: false, refusedInBody: true }) === 'unknown')
+        state.sideEffects = 'unknown';
       throw new AttemptFailure({ kind: 'refused', status, headers, body: json, text });
     }
     const checked = checkEnvelope(request.endpoint, json, this.options.validateResponses);
-    if (!checked.success)
+    if (!checked.success) {
+      // A 2xx whose data cannot be read: the server acted, and the caller cannot know on what.
+      state.sideEffects = 'unknown';
       throw new AttemptFailure({ kind: 'invalid', status, headers, body: json, text, issues: checked.issues });
+    }
     const envelope = checked.data as { data: unknown; pagination?: Pagination };
     state.response = response;
     state.pagination = envelope.pagination;
@@ -223,15 +231,20 @@ function attempted(method: string, outcome: Outcome, redirectedAsGet: boolean): 
     const { error, timedOut } = outcome;
     // fetch rejects with a TypeError for any network error (the Fetch standard); anything else is not one.
     const failed = timedOut ? 'timeout' : error instanceof TypeError ? 'network' : 'other';
-    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined, redirectedAsGet };
+    const sideEffects = redirectedAsGet
+      ? 'unknown'
+      : sideEffectsOf({ status: undefined, cause: timedOut ? undefined : error });
+    return { method, status: undefined, failed, retryAfter: false, retryAfterMs: undefined, sideEffects };
   }
   const { status, headers } = outcome.response;
+  const retryAfter = headers.has('retry-after');
   return {
     method,
     status,
-    retryAfter: headers.has('retry-after'),
+    retryAfter,
     retryAfterMs: retryAfterMsOf(headers),
-    redirectedAsGet,
+    // What the server did with the request itself: a redirect to a GET says it acted, whatever the GET came to.
+    sideEffects: redirectedAsGet ? 'unknown' : sideEffectsOf({ status, retryAfter }),
   };
 }
 

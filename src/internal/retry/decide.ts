@@ -1,3 +1,4 @@
+import type { CrmSideEffects } from '../../core/errors';
 import { isRefusal } from '../call/failure';
 
 /**
@@ -6,8 +7,9 @@ import { isRefusal } from '../call/failure';
  *
  * GET, PUT and DELETE (`crm.request()`'s) are safe to repeat: they are retried on 408, 429, 5xx,
  * network errors and timeouts. The API has no idempotency keys, so a POST (or `crm.request()`'s
- * PATCH) is retried only when the answer proves it was not acted on: 429, or 503 with
- * `Retry-After`.
+ * PATCH) is retried only when the attempt did nothing (`sideEffectsOf()`, the classification
+ * `CrmError.sideEffects` reports) and asked to be tried again: a refusal (429, or 503 with
+ * `Retry-After`), or a connection that never opened.
  */
 
 /** What an attempt came to, as the decision needs it. */
@@ -21,10 +23,10 @@ export interface Attempted {
   readonly retryAfter: boolean;
   readonly retryAfterMs: number | undefined;
   /**
-   * The answer is to a GET that a redirect made of the request (a 303, or a 301 or 302 to a
-   * POST): the server acted on the request itself, whatever the GET came to.
+   * What the request may have done on the server (`sideEffectsOf()`): `'unknown'` too when a
+   * redirect made a GET of it (a 303, or a 301 or 302 to a POST), whatever the GET came to.
    */
-  readonly redirectedAsGet?: boolean | undefined;
+  readonly sideEffects: CrmSideEffects;
 }
 
 /** The call so far. */
@@ -62,9 +64,13 @@ export function decide(attempted: Attempted, tries: Tries, random: () => number 
   const pacedRefusal = refusal && tries.paced !== undefined && !tries.paced.hopeless;
   if (tries.retries >= tries.maxRetries + (tries.paced ? PACED_REFUSALS : 0)) return STOP;
   if (!pacedRefusal && tries.retries - tries.refusals >= tries.maxRetries) return STOP;
-  // A POST or PATCH is repeated only when the server proves it did not act: a refusal of the GET
-  // a redirect made of it proves nothing of the request, which the redirect says was acted on.
-  if ((method === 'POST' || method === 'PATCH') && (!refusal || attempted.redirectedAsGet)) return STOP;
+  // A POST or PATCH is repeated only when it provably did nothing, and the failure is one to try
+  // again: a refusal, or a connection that never opened. A 400 did nothing too, but would again.
+  if (
+    (method === 'POST' || method === 'PATCH') &&
+    (attempted.sideEffects !== 'none' || !(refusal || attempted.failed === 'network'))
+  )
+    return STOP;
   if (status !== undefined && !RETRIED_STATUSES.has(status)) return STOP;
   const hint = status === 429 || status === 503 ? retryAfterMs : undefined;
   // A wait the call's totalTimeout cannot afford is not waited for: the caller gets the server's hint now.
