@@ -25,10 +25,21 @@ export interface FakeFault {
   status?: number | undefined;
   /** `Retry-After` to send with the status: seconds, or an HTTP date. */
   retryAfter?: number | string | undefined;
-  /** Wait this long before answering (or before handling, when there is no status). */
+  /**
+   * Wait this long before answering (or before handling, when there is no status). With
+   * `applied`, the request is handled at once and only its answer waits: past a client's timeout,
+   * a create that exists although the client gave up on it.
+   */
   delayMs?: number | undefined;
   /** Drop the connection: no response at all. */
   drop?: boolean | undefined;
+  /**
+   * Handle the request first (a create stores its record), then answer with the fault: with
+   * `drop`, the connection drops after the record is stored; with `status`, the record is stored
+   * and the answer is that status; with `delayMs` alone, the true answer comes late. What the
+   * in-doubt paths of a client (and `crm-integration-sdk/sync`) must survive.
+   */
+  applied?: boolean | undefined;
   /** A body to send instead of the fake's JSON error (a string is sent as HTML). */
   body?: unknown;
 }
@@ -301,9 +312,20 @@ export class FakeCrmCore {
 
   async #respond(entry: FakeRequest, match: (typeof compiled)[number] | undefined, badJson: boolean) {
     const fault = this.#takeFault(entry.endpoint);
+    if (fault?.applied) {
+      const answer = await this.#handled(entry, match, badJson);
+      if (fault.delayMs) await sleep(fault.delayMs);
+      if (fault.drop) return Response.error();
+      return fault.status ? this.#faultResponse(fault) : answer;
+    }
     if (fault?.delayMs) await sleep(fault.delayMs);
     if (fault?.drop) return Response.error();
     if (fault?.status) return this.#faultResponse(fault);
+    return this.#handled(entry, match, badJson);
+  }
+
+  /** The request handled as the API would: rate limited, routed, checked, applied. */
+  async #handled(entry: FakeRequest, match: (typeof compiled)[number] | undefined, badJson: boolean) {
     const wait = this.#throttle(entry, match);
     if (wait > 0) {
       return json(429, errorBody('RATE_LIMITED', `Too many requests: retry after ${wait} s`), {
