@@ -249,44 +249,53 @@ export class PagePromise<T extends { id: string }> extends CrmPromise<Page<T>> i
     let items: readonly T[] = [];
     let index = 0;
     let previous: Page<T> | undefined;
-    // The last call not yet settled: a call made meanwhile waits for it, as an async generator's queue does.
-    let pending: Promise<unknown> | undefined;
+    // Calls not yet settled, and the last one: a call made meanwhile waits for it, as an async
+    // generator's queue does. Counted rather than followed with a `then`, so that a lone caller's
+    // await is the only one on its call (src/internal/README.md, "Stacks").
+    let busy = 0;
+    let last: Promise<unknown> = Promise.resolve();
     const done = { done: true, value: undefined } as const;
     const pull = async (): Promise<IteratorResult<T, undefined>> => {
-      for (;;) {
-        const next = await pages.next();
-        if (next.done) return done;
-        items = next.value.newSince(previous);
-        previous = next.value;
-        index = 0;
-        if (items.length > 0) return { done: false, value: items[index++] as T };
+      try {
+        for (;;) {
+          const next = await pages.next();
+          if (next.done) return done;
+          items = next.value.newSince(previous);
+          previous = next.value;
+          index = 0;
+          if (items.length > 0) return { done: false, value: items[index++] as T };
+        }
+      } finally {
+        busy -= 1;
       }
     };
-    const step = (): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>> =>
-      index < items.length ? { done: false, value: items[index++] as T } : pull();
-    const stop = async (): Promise<IteratorResult<T, undefined>> => {
-      items = [];
-      await pages.return(undefined);
-      return done;
+    const step = (): IteratorResult<T, undefined> | Promise<IteratorResult<T, undefined>> => {
+      if (index >= items.length) return pull();
+      busy -= 1;
+      return { done: false, value: items[index++] as T };
     };
-    const queued = <R>(run: () => R | Promise<R>): Promise<R> => {
-      const result = pending ? pending.then(run, run) : Promise.resolve(run());
-      pending = result;
-      const settled = () => {
-        if (pending === result) pending = undefined;
-      };
-      result.then(settled, settled);
+    const stop = async (): Promise<IteratorResult<T, undefined>> => {
+      try {
+        items = [];
+        await pages.return(undefined);
+        return done;
+      } finally {
+        busy -= 1;
+      }
+    };
+    const call = <R>(run: () => R | Promise<R>): Promise<R> => {
+      busy += 1;
+      const result = busy === 1 ? Promise.resolve(run()) : last.then(run, run);
+      last = result;
       return result;
     };
     return {
       // An item of a page already read, when no call is pending, goes out without a queue.
       next: () =>
-        pending === undefined && index < items.length
-          ? Promise.resolve({ done: false, value: items[index++] as T })
-          : queued(step),
-      return: () => queued(stop),
+        busy === 0 && index < items.length ? Promise.resolve({ done: false, value: items[index++] as T }) : call(step),
+      return: () => call(stop),
       throw: (error: unknown) =>
-        queued(async () => {
+        call(async () => {
           await stop();
           throw error;
         }),
