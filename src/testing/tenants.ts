@@ -50,9 +50,19 @@ function tenantIds(list: string): string[] {
       throw new TenantsError(`--tenants: ${JSON.stringify(id)} is not a tenant id (${TENANT_ID_RULE})`);
     }
   }
-  const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+  const twice = firstRepeated(ids);
   if (twice !== undefined) throw new TenantsError(`--tenants: tenant "${twice}" is named twice`);
   return ids;
+}
+
+/** The first value that occurs twice, in one pass: a seed may hold hundreds of thousands of ids. */
+function firstRepeated(values: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const value of values) {
+    if (seen.has(value)) return value;
+    seen.add(value);
+  }
+  return undefined;
 }
 
 /** What the fake's constructor adds for its own tenant, added for each of the others. */
@@ -150,7 +160,7 @@ export function tenantsFromSeed(text: string, name: string): ServedTenants {
   const seed = parsed.data as FakeSeed;
   const given = seed.tenants ?? [];
   const ids = given.map((tenant) => tenant.id);
-  const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+  const twice = firstRepeated(ids);
   if (twice !== undefined) throw new TenantsError(`--seed ${name}: tenant "${twice}" is listed twice`);
   const tenantId = ids[0] ?? 'tenant_demo';
   const known = new Set([tenantId, ...ids]);
@@ -162,9 +172,9 @@ export function tenantsFromSeed(text: string, name: string): ServedTenants {
     }
   }
   // The store refuses these as it seeds; said here, they are the file's fault, named as such.
-  for (const tenant of given) {
+  for (const [i, tenant] of given.entries()) {
     try {
-      checkRateLimit(tenant.rateLimit, `tenants.${ids.indexOf(tenant.id)}.rateLimit`);
+      checkRateLimit(tenant.rateLimit, `tenants.${i}.rateLimit`);
     } catch (error) {
       throw new TenantsError(`--seed ${name}: ${(error as Error).message}`);
     }
@@ -172,16 +182,16 @@ export function tenantsFromSeed(text: string, name: string): ServedTenants {
   const recordIds = (['accounts', 'contacts', 'opportunities', 'activities'] as const).flatMap((kind) =>
     (seed[kind] ?? []).flatMap((record) => (typeof record.id === 'string' ? [record.id] : [])),
   );
-  const repeated = recordIds.find((id, i) => recordIds.indexOf(id) !== i);
+  const repeated = firstRepeated(recordIds);
   if (repeated !== undefined)
     throw new TenantsError(`--seed ${name}: record id ${JSON.stringify(repeated)} is used twice`);
   // A bearer token names one user: the fake would otherwise act for whichever it found first.
   const tokens = (seed.users ?? []).flatMap((user) => (user.token === undefined ? [] : [user.token]));
-  if (tokens.some((token, i) => tokens.indexOf(token) !== i)) {
+  if (firstRepeated(tokens) !== undefined) {
     throw new TenantsError(`--seed ${name}: two users have the same token`);
   }
   const userIds = (seed.users ?? []).map((user) => user.id);
-  const sameUser = userIds.find((id, i) => userIds.indexOf(id) !== i);
+  const sameUser = firstRepeated(userIds);
   if (sameUser !== undefined)
     throw new TenantsError(`--seed ${name}: user id ${JSON.stringify(sameUser)} is used twice`);
   return servedTenantsOf(seed);
@@ -214,16 +224,27 @@ export function servedTenantsOf(seed: FakeSeed, own: OwnTenant = {}): ServedTena
           ? own.apiKey
           : apiKeyOf(tenant.id),
   }));
-  const isAdminOf = (id: string) => (u: (typeof users)[number]) =>
-    (u.tenantId ?? tenantId) === id && u.role === 'admin' && u.token !== undefined;
+  // Each tenant's first administrator with a token, and the tenants with a grant: looked up by
+  // map, since a seed may list thousands of tenants and users.
+  const admins = new Map<string, string>();
+  const addAdmins = (list: FakeSeed['users']) => {
+    for (const u of list ?? []) {
+      const id = u.tenantId ?? tenantId;
+      if (u.role === 'admin' && u.token !== undefined && !admins.has(id)) admins.set(id, u.token);
+    }
+  };
+  addAdmins(users);
+  const granted = new Set(grants.map((g) => g.tenantId));
   // The fake adds its own tenant's administrator and grant itself.
   for (const { id } of tenants) {
-    if (id === tenantId || users.some(isAdminOf(id))) continue;
+    if (id === tenantId || admins.has(id)) continue;
     const extra = adminAndGrant(id);
     users.push(...(extra.users ?? []));
-    if (!grants.some((g) => g.tenantId === id)) grants.push(...(extra.grants ?? []));
+    addAdmins(extra.users);
+    if (!granted.has(id)) grants.push(...(extra.grants ?? []));
+    granted.add(id);
   }
-  const adminOf = (id: string) => users.find(isAdminOf(id))?.token ?? (id === tenantId ? adminTokenOf(id) : undefined);
+  const adminOf = (id: string) => admins.get(id) ?? (id === tenantId ? adminTokenOf(id) : undefined);
   const listed = tenants.some((tenant) => tenant.id === tenantId)
     ? tenants
     : [{ id: tenantId, apiKey: own.apiKey !== undefined ? own.apiKey : apiKeyOf(tenantId) }, ...tenants];

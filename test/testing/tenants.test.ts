@@ -75,6 +75,56 @@ describe('tenantsFromSeed', () => {
     ]);
   });
 
+  test('loads 160,000 records, 2,000 tenants and their users in time linear in the seed: no id is searched for in a list', () => {
+    const tenants = Array.from({ length: 2_000 }, (_, i) => ({ id: `t${i}` }));
+    const users = tenants.map(({ id }, i) => ({
+      id: `u${i}`,
+      tenantId: id,
+      name: 'A',
+      token: `tok_${i}`,
+      role: 'admin',
+    }));
+    const kind = (prefix: string) =>
+      Array.from({ length: 40_000 }, (_, i) => ({ id: `${prefix}_${i}`, tenantId: `t${i % 2_000}`, name: 'N' }));
+    const text = JSON.stringify({
+      tenants,
+      users,
+      accounts: kind('acc'),
+      contacts: kind('con'),
+      opportunities: kind('opp'),
+      activities: kind('act'),
+    });
+    // Counts the elements each linear search is given: a search per record over every record
+    // (indexOf inside find) gives 160,000 x 160,000 of them; a lookup by set or map, none.
+    let scanned = 0;
+    const searches = ['indexOf', 'lastIndexOf', 'includes', 'find', 'findIndex', 'findLast', 'some', 'every'] as const;
+    const originals = searches.map((method) => [method, Array.prototype[method]] as const);
+    for (const [method, original] of originals) {
+      Object.defineProperty(Array.prototype, method, {
+        configurable: true,
+        writable: true,
+        value(this: unknown[], ...args: unknown[]) {
+          scanned += this.length;
+          return (original as (...a: unknown[]) => unknown).apply(this, args);
+        },
+      });
+    }
+    let served: ReturnType<typeof tenantsFromSeed>;
+    try {
+      served = tenantsFromSeed(text, 'seed.json');
+    } finally {
+      for (const [method, original] of originals) {
+        Object.defineProperty(Array.prototype, method, { configurable: true, writable: true, value: original });
+      }
+    }
+
+    expect(served.tenants).toHaveLength(2_000);
+    expect(served.tenants[1_999]).toEqual({ id: 't1999', apiKey: 'fake-api-key-t1999', adminToken: 'tok_1999' });
+    expect(served.seed.activities).toHaveLength(40_000);
+    expect(served.seed.users).toHaveLength(2_000);
+    expect(scanned).toBeLessThan(10 * 168_000);
+  }, 120_000);
+
   test.each([
     ['{"tenants": [{"id": "acme", "apiKey": "sk_live_SECRET"', 'not valid JSON'],
     ['[]', '(the file)'],
