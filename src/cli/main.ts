@@ -1,6 +1,7 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { PagePromise } from '../core/page';
 import { redactor } from '../internal/report/redaction';
+import { flagsSpelled, isSecretFlag, quotedArgument } from './arguments';
 import { type Command, commands, kebab, words } from './commands';
 import { type ConnectionValues, clientFor, type Environment, wholeNumber } from './config';
 import { describeFailure, EXIT, exitCodeOf } from './failure';
@@ -126,9 +127,6 @@ const fieldOptions = (command: Command): Record<string, OptionSpec> =>
     ]),
   );
 
-/** `--api-key` or `--admin-token` with a value: refused before anything else reads argv. */
-const SECRET_FLAG = /^--(api-key|admin-token)(=|$)/;
-
 async function runCommand(command: Command, args: readonly string[], io: Io): Promise<number> {
   const help = `crm ${words(command)} --help`;
   const specs = {
@@ -143,7 +141,7 @@ async function runCommand(command: Command, args: readonly string[], io: Io): Pr
     return EXIT.ok;
   }
   if (positionals.length > (command.positional ? 1 : 0)) {
-    throw new UsageError(`Unexpected argument "${positionals.at(-1)}"`, help);
+    throw new UsageError(`Unexpected argument "${quotedArgument(positionals.at(-1) as string)}"`, help);
   }
   if (!values.all && (values.prefetch !== undefined || values.max !== undefined)) {
     throw new UsageError('--prefetch and --max go with --all', help);
@@ -191,7 +189,8 @@ Options:
 
 async function runOpenApi(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { help: connectionOptions.help }, 'crm openapi --help');
-  if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, 'crm openapi --help');
+  if (positionals.length)
+    throw new UsageError(`Unexpected argument "${quotedArgument(positionals[0] as string)}"`, 'crm openapi --help');
   if (values.help) {
     await write(io.stdout, OPENAPI_HELP);
     return EXIT.ok;
@@ -217,7 +216,8 @@ ${columns(optionRows({ ...mcpOptions, ...connectionOptions }))}
 
 async function runMcp(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { ...mcpOptions, ...connectionOptions }, 'crm mcp --help');
-  if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, 'crm mcp --help');
+  if (positionals.length)
+    throw new UsageError(`Unexpected argument "${quotedArgument(positionals[0] as string)}"`, 'crm mcp --help');
   if (values.help) {
     await write(io.stdout, MCP_HELP);
     return EXIT.ok;
@@ -248,11 +248,11 @@ function unknownCommand(words: readonly string[], help?: string): UsageError {
   const given = words.at(-1) ?? '';
   const near = nearest(given, known).map((word) => (words.length === 1 ? word : `${words[0]} ${word}`));
   const hint = near.length ? `; did you mean ${near.map((c) => `"${c}"`).join(' or ')}?` : '';
-  return new UsageError(`Unknown command "${words.join(' ')}"${hint}`, help);
+  return new UsageError(`Unknown command "${words.map(quotedArgument).join(' ')}"${hint}`, help);
 }
 
 async function dispatch(argv: readonly string[], io: Io): Promise<number> {
-  if (argv.some((arg) => SECRET_FLAG.test(arg))) {
+  if (argv.some(isSecretFlag)) {
     throw new UsageError(
       'Secrets are never flag values (other users can read a command line): set CRM_API_KEY or CRM_ADMIN_TOKEN, or pass --api-key-file or --admin-token-file',
     );
@@ -293,7 +293,8 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
  * Runs `crm` with these arguments (without the node and script paths) and returns the exit code.
  * Output goes to `io`; a failure is told on stderr, as one line on a terminal, else as JSON.
  */
-export async function main(argv: readonly string[], io: Io): Promise<number> {
+export async function main(typed: readonly string[], io: Io): Promise<number> {
+  const argv = flagsSpelled(typed);
   try {
     return await dispatch(argv, io);
   } catch (error) {

@@ -169,6 +169,76 @@ describe('crm and credentials', () => {
     expect(fake.requests).toEqual([]);
   });
 
+  it('refuses a key given as a flag with the dashes a chat app or word processor makes of --, without repeating it', async () => {
+    const { fake, env } = await fakeCrm();
+    for (const args of [
+      ['contacts', 'list', '\u2014api-key=sk_live_flagsecret'], // em dash
+      ['contacts', 'list', '\u2013api-key', 'sk_live_flagsecret'], // en dash
+      ['contacts', 'list', '\u2013\u2013api-key=sk_live_flagsecret'],
+      ['contacts', 'list', '\u2010\u2011api-key=sk_live_flagsecret'], // hyphen, non-breaking hyphen
+      ['api-key', 'status', '\u2212\u2212admin-token=sk_live_flagsecret'], // minus signs
+      ['contacts', 'list', '\uff0d\uff0dapi-key=sk_live_flagsecret'], // full-width hyphen-minus
+      ['contacts', 'list', '\u2015api\u2010key=sk_live_flagsecret'], // horizontal bar, a hyphen in the name
+      ['contacts', 'list', '--API_KEY=sk_live_flagsecret'],
+      ['contacts', 'list', '-api-key=sk_live_flagsecret'],
+      ['contacts', 'list', '--apikey=sk_live_flagsecret'],
+      ['contacts', 'get', 'c_1', '--', '\u2014api-key=sk_live_flagsecret'],
+      ['\u2014api-key=sk_live_flagsecret', 'contacts', 'list'],
+    ]) {
+      const run = await runInProcess(args, env, { stdout: false, stderr: false });
+      expect({ args, code: run.code }).toEqual({ args, code: 2 });
+      expect(run.stderr).toContain('CRM_API_KEY');
+      expect(run.stdout + run.stderr).not.toContain('flagsecret');
+    }
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('reads an argument that is a flag once its Unicode dashes are made ASCII as that flag', async () => {
+    const { fake, env } = await fakeCrm();
+    const listed = await runInProcess(['contacts', 'list', '\u2014limit', '1', '\u2013h'], env, {
+      stdout: false,
+      stderr: false,
+    });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('crm contacts list');
+    const limited = await runInProcess(['contacts', 'list', '\u2014limit=1'], env, { stdout: false, stderr: false });
+    expect(limited.code).toBe(0);
+    expect(fake.requests.at(-1)?.query.limit).toBe('1');
+    const misspelt = await runInProcess(['contacts', 'list', '\u2014stauts', 'active'], env, {
+      stdout: false,
+      stderr: false,
+    });
+    expect(JSON.parse(misspelt.stderr).message).toBe('Unknown option "--stauts"; did you mean "--status"?');
+    // A negative number with a minus sign is a value, not a flag.
+    const negative = await runInProcess(['opportunities', 'get', '\u22125'], env, { stdout: false, stderr: false });
+    expect(negative.code).toBe(4);
+  });
+
+  it('never quotes the value of an argument whose name is a credential', async () => {
+    const { fake, env } = await fakeCrm();
+    const messages: string[] = [];
+    for (const args of [
+      ['opportunities', 'get', 'opp_1', 'token=sk_live_valuesecret'],
+      ['opportunities', 'get', 'opp_1', '--', '\u2014client\u2010secret=sk_live_valuesecret'],
+      ['contacts', 'password=sk_live_valuesecret'],
+      ['openapi', 'session:sk_live_valuesecret'],
+      ['mcp', 'API_KEY=sk_live_valuesecret'],
+    ]) {
+      const run = await runInProcess(args, env, { stdout: false, stderr: false });
+      expect({ args, code: run.code }).toEqual({ args, code: 2 });
+      expect(run.stdout + run.stderr).not.toContain('valuesecret');
+      messages.push(JSON.parse(run.stderr).message);
+    }
+    expect(messages).toEqual([
+      'Unexpected argument "token=[redacted]"',
+      'Unexpected argument "\u2014client\u2010secret=[redacted]"',
+      'Unknown command "contacts password=[redacted]"',
+      'Unexpected argument "session:[redacted]"',
+      'Unexpected argument "API_KEY=[redacted]"',
+    ]);
+    expect(fake.requests).toEqual([]);
+  });
+
   it('reads the API key and the admin token from files, and never prints them', async () => {
     const { fake, env } = await fakeCrm();
     const dir = await mkdtemp(join(tmpdir(), 'crm-secret-'));
