@@ -35,7 +35,12 @@ export interface ClientOptions extends ClientDefaults {
   adminToken?: string | undefined;
   /** A `fetch` to use instead of the global one (instrumentation, proxies, tests). */
   fetch?: typeof globalThis.fetch | undefined;
-  /** At most this many calls in flight at once, across this client and the clients derived from it. Default: no limit. */
+  /**
+   * At most this many calls in flight at once, across this client and the clients derived from it.
+   * Default: no limit. Look-ups of an `apiKey` function are bounded apart, per tenant: at most this
+   * many of one tenant's at once, each holding its place until the function answers (even after
+   * its call gave up), so that one tenant's hung provider holds its own tenant's places only.
+   */
   maxConcurrency?: number | undefined;
   /** The largest response body read, in bytes; a larger one fails with `CrmResponseTooLargeError`. Default: 10 MiB. */
   maxResponseBytes?: number | undefined;

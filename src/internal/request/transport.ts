@@ -10,7 +10,7 @@ import { type Attempted, decide } from '../retry/decide';
 import { type Channels, channels } from '../tracing/channels';
 import { type CallTrace, trace } from '../tracing/trace';
 import { checkEnvelope } from '../validate/envelope';
-import { lookUpKey } from '../waiting/key-lookup';
+import { KeyLookupPlaces, lookUpKey } from '../waiting/key-lookup';
 import { Limiter } from '../waiting/limiter';
 import { Pacers } from '../waiting/pacer';
 import { Waits } from '../waiting/wait';
@@ -34,9 +34,9 @@ export class Transport {
   readonly #origin: string;
   readonly #attempt: AttemptContext;
   readonly #reporter: Reporter;
-  /** `maxConcurrency`: the slots of the requests on the wire, and, apart, of the key look-ups. */
+  /** `maxConcurrency`: the slots of the requests on the wire, and, apart, each tenant's places of key look-ups. */
   readonly #slots: Limiter | undefined;
-  readonly #lookups: Limiter | undefined;
+  readonly #lookups: KeyLookupPlaces | undefined;
   readonly #pacers: Pacers;
   readonly #keyWaits = new Waits('key');
   readonly #retryWaits = new Waits('retry');
@@ -54,7 +54,7 @@ export class Transport {
     this.#pacers = new Pacers(options.logger);
     const max = options.maxConcurrency;
     this.#slots = max ? new Limiter(max, 'slot') : undefined;
-    this.#lookups = max ? new Limiter(max, 'key') : undefined;
+    this.#lookups = max ? new KeyLookupPlaces(max) : undefined;
   }
 
   /** A prepared call's data, or a `CrmError`; what the call learns goes into `state`. */
@@ -153,14 +153,14 @@ export class Transport {
     }
   }
 
-  /** The call with the key its `apiKey` function returned; look-ups are bounded by `maxConcurrency` too. */
+  /** The call with the key its `apiKey` function returned; each tenant's look-ups are bounded by `maxConcurrency` too. */
   async #withKey(request: PreparedRequest, state: CallState): Promise<PreparedRequest> {
     const { settings, deadline, keyFrom, tenantId } = request;
-    const lookups = this.#lookups;
-    await lookups?.acquire(settings.signal, deadline);
     // The place is given back once the function has answered, not when the call stops waiting for
     // it: the function cannot be stopped, and a call that gave up must not let another look-up start.
-    const answered = lookups ? () => lookups.release() : undefined;
+    const place = this.#lookups?.acquire(tenantId as string, settings.signal, deadline);
+    await place?.held;
+    const answered = place?.answered;
     // Checked after an await, so that its error leads to the caller (README.md, "Stacks").
     if (settings.signal?.aborted) {
       answered?.();

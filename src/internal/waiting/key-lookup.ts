@@ -1,6 +1,42 @@
 import type { ApiKeyProvider } from '../../options';
 import { AttemptFailure } from '../call/failure';
+import { Limiter } from './limiter';
 import type { Waits } from './wait';
+
+/**
+ * The places of `apiKey` look-ups under `maxConcurrency`: `max` for each tenant, so that one
+ * tenant's hung provider (a vault shard down) holds its own tenant's places only. A look-up holds
+ * its place until the function answers, even after its call gave up: the function cannot be
+ * stopped, and a tenant whose calls give up one after another must not start look-ups one after
+ * another. A tenant with no look-up running holds nothing here.
+ */
+export class KeyLookupPlaces {
+  readonly #max: number;
+  readonly #tenants = new Map<string, Limiter>();
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Resolves (or returns undefined) once the call holds one of its tenant's places; `answered` gives it back. */
+  acquire(
+    tenantId: string,
+    signal: AbortSignal | undefined,
+    deadline: number | undefined,
+  ): { readonly held: Promise<void> | undefined; readonly answered: () => void } {
+    let places = this.#tenants.get(tenantId);
+    if (!places) {
+      places = new Limiter(this.#max, 'key');
+      this.#tenants.set(tenantId, places);
+    }
+    const limiter = places;
+    const answered = () => {
+      limiter.release();
+      if (limiter.idle && this.#tenants.get(tenantId) === limiter) this.#tenants.delete(tenantId);
+    };
+    return { held: limiter.acquire(signal, deadline), answered };
+  }
+}
 
 /**
  * What the call's `apiKey` function returns for its tenant. What it throws comes back as an

@@ -7,12 +7,14 @@ import { type Waiting, Waits } from './wait';
  * deadline passes leaves the queue at once. No timers: an idle limiter holds nothing.
  */
 export class Limiter {
+  readonly #max: number;
   #free: number;
   readonly #queue = new Queue<Waiting<void>>();
   readonly #waits: Waits;
 
   /** `waiting`: what a call waits for here, as a timeout names it. */
   constructor(max: number, waiting: Waited) {
+    this.#max = max;
     this.#free = max;
     this.#waits = new Waits(waiting);
   }
@@ -24,6 +26,11 @@ export class Limiter {
       return undefined;
     }
     return this.#waits.inQueue(this.#queue, signal, deadline);
+  }
+
+  /** No place held and no one waiting: a limiter kept per key can be dropped. */
+  get idle(): boolean {
+    return this.#free === this.#max && this.#queue.size === 0;
   }
 
   /** Gives the place back: straight to the next waiter, so that no newcomer slips in between. */
