@@ -1,5 +1,6 @@
-import { expect, test, vi } from 'vitest';
-import { type CrmClient, CrmTimeoutError } from '../../src/index';
+import { expect, test } from 'vitest';
+import { CrmTimeoutError } from '../../src/index';
+import { useFaultClock, watched } from '../support/fault-clock';
 import {
   clientFor,
   failure,
@@ -13,51 +14,53 @@ import {
 } from '../support/fault-server';
 
 const fault = useFaultServer();
-
-/**
- * One answered call first, so the 100 ms attempts below measure the server's silence, not the
- * first connection of a cold (or busy) test worker.
- */
-async function warmedUp(crm: CrmClient): Promise<CrmClient> {
-  fault().otherwise('GET', '/integrations/v1/opportunities/opp_warm', reply.ok({ id: 'opp_warm' }));
-  await crm.opportunities.get('opp_warm');
-  return crm;
-}
+// The timeouts run on a fake clock, moved once the server holds each request: what is measured is
+// the server's silence, not how long a busy machine took to connect (test/support/fault-clock.ts).
+const clock = useFaultClock();
 
 test('a server that never answers fails the call with CrmTimeoutError after the attempt timeout', async () => {
   fault().otherwise('GET', OPP_PATH, reply.hang());
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100, maxRetries: 0 }));
-  const { error, elapsed } = await failure(crm.opportunities.get(OPP_ID));
+  const crm = clientFor(fault(), { timeout: 100, maxRetries: 0 });
+  const call = watched(failure(crm.opportunities.get(OPP_ID)));
+  await clock.advance(99, fault());
+  expect(call.settled).toBe(false);
+  await clock.advance(1, fault());
+  expect(call.settled).toBe(true);
+  const { error, elapsed } = await call.promise;
 
   expect(error).toBeInstanceOf(CrmTimeoutError);
   expect((error as Error).message).toContain('No response within 100 ms');
-  expect(elapsed).toBeGreaterThanOrEqual(90);
-  expect(elapsed).toBeLessThan(1_000);
+  expect(elapsed).toBe(100);
   const seen = fault().received('GET', OPP_PATH);
   expect(seen).toHaveLength(1);
   // The client hung up on the attempt it gave up on.
-  await vi.waitFor(() => expect(seen[0]?.closedEarly).toBe(true));
+  await expect.poll(() => seen[0]?.closedEarly, { timeout: 10_000 }).toBe(true);
 });
 
 test('a per-call timeout overrides the client timeout', async () => {
   fault().otherwise('GET', OPP_PATH, reply.hang());
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 30_000, maxRetries: 0 }));
-  const { error, elapsed } = await failure(crm.opportunities.get(OPP_ID, { timeout: 100 }));
+  const crm = clientFor(fault(), { timeout: 30_000, maxRetries: 0 });
+  const call = watched(failure(crm.opportunities.get(OPP_ID, { timeout: 100 })));
+  await clock.advance(100, fault());
+  expect(call.settled).toBe(true);
+  const { error, elapsed } = await call.promise;
 
   expect(error).toBeInstanceOf(CrmTimeoutError);
-  expect(elapsed).toBeLessThan(1_000);
+  expect(elapsed).toBe(100);
   expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
 });
 
 test('a GET whose attempt timed out is retried and returns the next answer', async () => {
   fault().script('GET', OPP_PATH, reply.hang(), reply.ok(OPPORTUNITY));
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100 }));
-  const opportunity = await crm.opportunities.get(OPP_ID);
+  const crm = clientFor(fault(), { timeout: 100 });
+  const call = watched(crm.opportunities.get(OPP_ID));
+  // Up to the retry's request: the clock then stands, and the answer comes over the socket.
+  await clock.runUntil(() => clock.fetch.mock.calls.length === 2, fault());
 
-  expect(opportunity).toEqual(OPPORTUNITY);
+  expect(await call.promise).toEqual(OPPORTUNITY);
   expect(fault().received('GET', OPP_PATH)).toHaveLength(2);
 });
 
@@ -65,21 +68,34 @@ test('a POST whose attempt timed out is not repeated: CrmTimeoutError, one execu
   fault().script('POST', OPPS_PATH, reply.hang());
   fault().otherwise('POST', OPPS_PATH, reply.ok({ ...OPPORTUNITY, id: 'opp_duplicate' }));
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100 }));
-  const { error } = await failure(crm.opportunities.create({ name: 'Renewal 2027', accountId: 'acc_1' }));
+  const crm = clientFor(fault(), { timeout: 100 });
+  const call = watched(failure(crm.opportunities.create({ name: 'Renewal 2027', accountId: 'acc_1' })));
+  await clock.advance(100, fault());
 
-  expect(error).toBeInstanceOf(CrmTimeoutError);
+  // Failed at its timeout, with no backoff before: no retry was even waited for.
+  expect(call.settled).toBe(true);
+  expect((await call.promise).error).toBeInstanceOf(CrmTimeoutError);
+  expect(clock.fetch).toHaveBeenCalledTimes(1);
   expect(fault().received('POST', OPPS_PATH)).toHaveLength(1);
 });
 
 test('the attempt timeout covers the body: headers then a stalled body fail with CrmTimeoutError', async () => {
   fault().otherwise('GET', OPP_PATH, reply.stall(okBody(OPPORTUNITY)));
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100, maxRetries: 0 }));
-  const { error, elapsed } = await failure(crm.opportunities.get(OPP_ID));
+  const crm = clientFor(fault(), { timeout: 100, maxRetries: 0 });
+  const call = watched(failure(crm.opportunities.get(OPP_ID)));
+  // The headers are in before the clock moves: what times out is the body.
+  await expect.poll(() => clock.fetch.mock.results.length, { timeout: 10_000 }).toBe(1);
+  const response = (await clock.fetch.mock.results[0]?.value) as Response;
+  expect(response.status).toBe(200);
+  await clock.advance(99, fault());
+  expect(call.settled).toBe(false);
+  await clock.advance(1, fault());
+  expect(call.settled).toBe(true);
+  const { error, elapsed } = await call.promise;
 
   expect(error).toBeInstanceOf(CrmTimeoutError);
-  expect(elapsed).toBeLessThan(1_000);
+  expect(elapsed).toBe(100);
   const seen = fault().received('GET', OPP_PATH);
   expect(seen).toHaveLength(1);
   expect(seen[0]?.bytesSent).toBeGreaterThan(0);
@@ -88,13 +104,14 @@ test('the attempt timeout covers the body: headers then a stalled body fail with
 test('totalTimeout bounds the whole call, retries and their waits included', async () => {
   fault().otherwise('GET', OPP_PATH, reply.hang());
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100, maxRetries: 5, totalTimeout: 250 }));
-  const { error, elapsed } = await failure(crm.opportunities.get(OPP_ID));
+  const crm = clientFor(fault(), { timeout: 100, maxRetries: 5, totalTimeout: 250 });
+  const call = watched(failure(crm.opportunities.get(OPP_ID)));
+  await clock.runUntil(() => call.settled, fault());
+  const { error, elapsed } = await call.promise;
 
   expect(error).toBeInstanceOf(CrmTimeoutError);
   // Six attempts of 100 ms plus their backoff would take several seconds; one attempt alone, 100 ms.
-  expect(elapsed).toBeGreaterThanOrEqual(200);
-  expect(elapsed).toBeLessThan(1_000);
+  expect(elapsed).toBe(250);
   const attempts = fault().received('GET', OPP_PATH).length;
   expect(attempts).toBeGreaterThanOrEqual(1);
   expect(attempts).toBeLessThan(6);
@@ -103,19 +120,23 @@ test('totalTimeout bounds the whole call, retries and their waits included', asy
 test('a per-call totalTimeout bounds a call of a client that has none', async () => {
   fault().otherwise('GET', OPP_PATH, reply.hang());
 
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100, maxRetries: 5 }));
-  const { error, elapsed } = await failure(crm.opportunities.get(OPP_ID, { totalTimeout: 250 }));
+  const crm = clientFor(fault(), { timeout: 100, maxRetries: 5 });
+  const call = watched(failure(crm.opportunities.get(OPP_ID, { totalTimeout: 250 })));
+  await clock.runUntil(() => call.settled, fault());
+  const { error, elapsed } = await call.promise;
 
   expect(error).toBeInstanceOf(CrmTimeoutError);
-  expect(elapsed).toBeLessThan(1_000);
+  expect(elapsed).toBe(250);
   expect(fault().received('GET', OPP_PATH).length).toBeLessThan(6);
 });
 
 test('a call stopped by totalTimeout says so in its message, not that one attempt timed out (40 calls at once)', async () => {
   fault().otherwise('GET', OPP_PATH, reply.hang());
-  const crm = await warmedUp(clientFor(fault(), { timeout: 100, maxRetries: 5, totalTimeout: 250 }));
+  const crm = clientFor(fault(), { timeout: 100, maxRetries: 5, totalTimeout: 250 });
 
-  const failures = await Promise.all(Array.from({ length: 40 }, () => failure(crm.opportunities.get(OPP_ID))));
+  const calls = watched(Promise.all(Array.from({ length: 40 }, () => failure(crm.opportunities.get(OPP_ID)))));
+  await clock.runUntil(() => calls.settled, fault());
+  const failures = await calls.promise;
 
   expect(failures.every(({ error }) => error instanceof CrmTimeoutError)).toBe(true);
   const misleading = failures.map(({ error }) => (error as Error).message).filter((m) => !m.includes('totalTimeout'));
@@ -126,16 +147,20 @@ test('of calls sent at once, the unanswered ones fail with CrmTimeoutError and t
   const answeredPath = '/integrations/v1/opportunities/opp_2';
   fault().otherwise('GET', OPP_PATH, reply.hang());
   fault().otherwise('GET', answeredPath, reply.ok({ ...OPPORTUNITY, id: 'opp_2' }));
-  const crm = await warmedUp(clientFor(fault(), { timeout: 200, maxRetries: 0 }));
+  const crm = clientFor(fault(), { timeout: 200, maxRetries: 0 });
 
-  const outcomes = await Promise.all(
-    Array.from({ length: 20 }, (_, i) =>
-      crm.opportunities.get(i % 2 ? 'opp_2' : OPP_ID).then(
-        (data) => data.id,
-        (error: unknown) => (error instanceof CrmTimeoutError ? 'timed out' : error),
-      ),
+  const calls = Array.from({ length: 20 }, (_, i) =>
+    crm.opportunities.get(i % 2 ? 'opp_2' : OPP_ID).then(
+      (data) => data.id,
+      (error: unknown) => (error instanceof CrmTimeoutError ? 'timed out' : error),
     ),
   );
+  // The answered half settles over the sockets alone; then the clock reaches the others' timeout.
+  await Promise.all(calls.filter((_, i) => i % 2));
+  const all = watched(Promise.all(calls));
+  await clock.advance(200, fault());
+  expect(all.settled).toBe(true);
+  const outcomes = await all.promise;
 
   expect(outcomes).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 'opp_2' : 'timed out')));
 });
@@ -145,12 +170,17 @@ test('a call sent while earlier calls of the client wait keeps its whole timeout
   fault().otherwise('GET', OPP_PATH, reply.hang());
   // Answered after the first call's deadline, but well within its own.
   fault().otherwise('GET', slowPath, reply.ok({ ...OPPORTUNITY, id: 'opp_slow' }, { delayMs: 400 }));
-  const crm = await warmedUp(clientFor(fault(), { timeout: 600, maxRetries: 0 }));
+  const crm = clientFor(fault(), { timeout: 600, maxRetries: 0 });
 
-  const first = failure(crm.opportunities.get(OPP_ID));
-  await new Promise((resolve) => setTimeout(resolve, 400));
-  const later = await crm.opportunities.get('opp_slow');
+  const first = watched(failure(crm.opportunities.get(OPP_ID)));
+  await clock.advance(400, fault());
+  const later = watched(crm.opportunities.get('opp_slow'));
+  // 600 ms: the first call's deadline; 800 ms: the answer to the later one is sent.
+  await clock.advance(200, fault());
+  expect(first.settled).toBe(true);
+  expect(later.settled).toBe(false);
+  await clock.advance(200, fault());
 
-  expect(later.id).toBe('opp_slow');
-  expect((await first).error).toBeInstanceOf(CrmTimeoutError);
+  expect((await later.promise).id).toBe('opp_slow');
+  expect((await first.promise).error).toBeInstanceOf(CrmTimeoutError);
 });
