@@ -65,14 +65,16 @@ export default defineConfig([
   },
   {
     // The `crm` command: the SDK and zod inlined, so that it starts by reading one file. The MCP
-    // SDK is an optional peer, loaded only by `crm mcp`.
+    // SDK is an optional peer, loaded only by `crm mcp`. csv-parse (a devDependency) is inlined
+    // too, evaluated only when `crm sync` reads a CSV file: the package's runtime dependencies
+    // stay ky and zod.
     entry: { crm: 'src/cli/bin.ts' },
     outDir: 'dist/cli',
     format: ['esm'],
     target: 'es2023',
     platform: 'node',
     external: ['@modelcontextprotocol/sdk'],
-    noExternal: selfContained,
+    noExternal: [...selfContained, /^csv-parse(\/|$)/],
     splitting: false,
     sourcemap: false,
   },

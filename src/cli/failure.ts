@@ -10,6 +10,7 @@ import {
   isCrmApiError,
 } from '../core/errors';
 import { escaped, jsonText } from './output';
+import { SourceError } from './sync/source-error';
 import { UsageError } from './usage-error';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
@@ -44,6 +45,7 @@ export function exitCodeOf(error: unknown): number {
 function factsOf(error: unknown): Record<string, unknown> {
   const named = error instanceof Error ? error : new Error(String(error));
   const facts: Record<string, unknown> = { name: named.name, message: named.message };
+  if (error instanceof SourceError) Object.assign(facts, { file: error.file, line: error.line, column: error.column });
   if (error instanceof CrmError) {
     const { status, code, requestId, issues } = error as CrmError & Record<string, unknown>;
     Object.assign(facts, { status, code, requestId, issues });

@@ -5,7 +5,7 @@
  */
 
 /** Where a JSON text first breaks JSON's grammar: 1-based, a column counted in UTF-16 units. */
-interface JsonFault {
+export interface JsonFault {
   readonly line: number;
   readonly column: number;
 }
@@ -111,7 +111,7 @@ function faultOffset(text: string): number | undefined {
  * Where `text` first breaks JSON's grammar, as a line and column; undefined when it is valid.
  * Call it after `JSON.parse` refused the text, to say where without quoting it.
  */
-function jsonFaultOf(text: string): JsonFault | undefined {
+export function jsonFaultOf(text: string): JsonFault | undefined {
   const at = faultOffset(text);
   if (at === undefined) return undefined;
   let line = 1;
