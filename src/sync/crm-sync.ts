@@ -1,0 +1,232 @@
+import type { CrmClient } from '../client';
+import { CrmValidationError } from '../core/errors';
+import { Engine, type EngineSettings } from './engine';
+import type { SyncJournal, SyncType } from './journal';
+import { SYNC_TYPES } from './kinds';
+import type { SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
+
+/** Options of `new CrmSync()`. */
+export interface CrmSyncOptions {
+  /** Where the sync keeps what it synced: `sqliteJournal(path)` for a job, `memoryJournal()` for tests. */
+  readonly journal: SyncJournal;
+  /**
+   * How long (ms) a run waits, at its end, before it looks again for the contacts and activities
+   * it left in doubt, so that a create the server was still doing can be found. Default 2,000.
+   */
+  readonly settleMs?: number | undefined;
+}
+
+function rejectInput(field: string, message: string): never {
+  throw new CrmValidationError([{ field, path: [field], message }]);
+}
+
+function checkRunOptions(options: SyncRunOptions): void {
+  const { concurrency, removed, inDoubt, onProgress, signal } = options;
+  if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
+    rejectInput('concurrency', 'A whole number from 1 to 256');
+  }
+  if (removed !== undefined && removed !== 'keep' && removed !== 'deactivate')
+    rejectInput('removed', "'keep' or 'deactivate'");
+  if (inDoubt !== undefined && inDoubt !== 'report' && inDoubt !== 'recreate')
+    rejectInput('inDoubt', "'report' or 'recreate'");
+  if (onProgress !== undefined && typeof onProgress !== 'function') rejectInput('onProgress', 'A function');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) rejectInput('signal', 'An AbortSignal');
+}
+
+function checkSource(source: SyncSource): void {
+  if (source === null || typeof source !== 'object')
+    rejectInput('source', 'An object of lists: accounts, contacts, opportunities, activities');
+  for (const [name, list] of Object.entries(source)) {
+    if (!SYNC_TYPES.includes(name as SyncType)) {
+      rejectInput(name, 'Unknown list: accounts, contacts, opportunities and activities are synced');
+    }
+    if (list === undefined) continue;
+    const iterable =
+      list !== null &&
+      (typeof (list as Iterable<unknown>)[Symbol.iterator] === 'function' ||
+        typeof (list as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function');
+    if (!iterable) rejectInput(name, 'An Iterable or AsyncIterable of { key, data } records');
+  }
+}
+
+/**
+ * Loads records of your system into the CRM, and keeps them in step on every later run, without
+ * ever creating one twice: a write-ahead journal records each create before it is sent, so a
+ * crash or a lost answer leaves a record *in doubt*, never duplicated (README.md, "Loading and
+ * syncing data"). Each record is known by its key in your system; a re-run sends only what
+ * changed.
+ *
+ * @example
+ * ```ts
+ * import { CrmSync, sqliteJournal } from 'crm-integration-sdk/sync';
+ *
+ * const sync = new CrmSync(crm, { journal: sqliteJournal('./acme.sync.db') });
+ * const report = await sync.run({
+ *   accounts: customers.map((c) => ({ key: c.erpId, data: { name: c.name, industry: c.sector } })),
+ *   contacts: people.map((p) => ({ key: p.id, accountKey: p.customerId, data: { email: p.email, firstName: p.first } })),
+ * });
+ * console.log(report.created, report.updated, report.failed, report.inDoubt);
+ * ```
+ */
+export class CrmSync {
+  readonly #crm: CrmClient;
+  readonly #journal: SyncJournal;
+  readonly #tenant: string;
+  readonly #settleMs: number;
+
+  /**
+   * @param crm - The client to send through, with its tenant, pace (`throttle`) and retries.
+   * @param options - The journal, and the settle delay.
+   * Throws `CrmValidationError` when the client has no tenant or an option is invalid.
+   */
+  constructor(crm: CrmClient, options: CrmSyncOptions) {
+    if (typeof crm?.tenantId !== 'string' || crm.tenantId === '') {
+      rejectInput('crm', 'A CrmClient with a tenant: the journal keys every record by it');
+    }
+    const journal = options?.journal;
+    if (!journal || typeof journal.write !== 'function' || typeof journal.pending !== 'function') {
+      rejectInput('journal', 'A SyncJournal: sqliteJournal(path), memoryJournal(), or one of your own');
+    }
+    const settleMs = options.settleMs ?? 2000;
+    if (!(Number.isFinite(settleMs) && settleMs >= 0 && settleMs <= 600_000)) {
+      rejectInput('settleMs', 'Milliseconds from 0 to 600,000');
+    }
+    this.#crm = crm;
+    this.#journal = journal;
+    this.#tenant = crm.tenantId;
+    this.#settleMs = settleMs;
+  }
+
+  /**
+   * Syncs `source` into the CRM: settles records left in doubt by earlier runs, then creates the
+   * new records, updates the changed ones (with only their changed fields), leaves the unchanged
+   * ones alone (sending nothing), and, with `removed: 'deactivate'`, deactivates the accounts and
+   * contacts their complete list no longer holds.
+   *
+   * Resolves to a {@link SyncReport}; a bad record or a refused request is a `failed` entry and
+   * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,
+   * the signal aborted, a list threw, or the run's first call was refused 401 or 403; it rejects
+   * after the requests in flight have answered, with the journal consistent.
+   *
+   * @example
+   * ```ts
+   * const report = await sync.run(source, { removed: 'deactivate', signal: AbortSignal.timeout(3_600_000) });
+   * for (const { type, key, requestId } of report.inDoubt) console.warn('in doubt', type, key, requestId);
+   * ```
+   */
+  async run(source: SyncSource, options: SyncRunOptions = {}): Promise<SyncReport> {
+    checkRunOptions(options);
+    checkSource(source);
+    options.signal?.throwIfAborted();
+    const settings = await this.#open();
+    const lock = await this.#journal.lock(this.#tenant, settings.runId);
+    try {
+      return await new Engine(settings, options, false).run(source);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * What `run()` would do with `source`, sending no request at all: an entry per record with
+   * its action (and, for an update, each changed field), and the count of each action.
+   *
+   * @example
+   * ```ts
+   * const plan = await sync.plan(source, { removed: 'deactivate' });
+   * console.log(plan.counts); // { create: 12, update: 3, unchanged: 9870, ... }
+   * ```
+   */
+  async plan(source: SyncSource, options: SyncPlanOptions = {}): Promise<SyncPlan> {
+    checkRunOptions({ removed: options.removed });
+    checkSource(source);
+    const settings = await this.#open();
+    return new Engine(settings, { removed: options.removed }, true).plan(source);
+  }
+
+  /**
+   * The CRM id the journal holds for the record of `type` with `key`, or undefined (never
+   * synced, or in doubt).
+   *
+   * @example
+   * ```ts
+   * const accountId = await sync.idOf('accounts', 'ERP-1001');
+   * ```
+   */
+  async idOf(type: SyncType, key: string): Promise<string | undefined> {
+    checkKey(type, key);
+    await this.#journal.open();
+    const entry = (await this.#journal.get(this.#tenant, type, [key])).get(key);
+    return entry && (entry.state === 'synced' || entry.state === 'deactivated') ? entry.crmId : undefined;
+  }
+
+  /**
+   * Settles a record in doubt by hand, and resolves when the journal holds it: `crmId` is the
+   * record you found in the CRM (the next run compares with what was sent), `null` says it is
+   * not there (the next run creates it). Accounts and opportunities need this, since the API
+   * cannot list them; it may also map any key to a record the CRM already holds.
+   *
+   * @example
+   * ```ts
+   * for (const { type, key } of report.inDoubt) {
+   *   const found = await lookUpByHand(type, key); // your CRM's UI, its support, an export
+   *   await sync.resolve(type, key, found?.id ?? null);
+   * }
+   * ```
+   */
+  async resolve(type: SyncType, key: string, crmId: string | null): Promise<void> {
+    checkKey(type, key);
+    if (crmId !== null && (typeof crmId !== 'string' || crmId === '')) {
+      rejectInput('crmId', 'The CRM id found (a non-empty string), or null when the record is not in the CRM');
+    }
+    const settings = await this.#open();
+    const lock = await this.#journal.lock(this.#tenant, settings.runId);
+    try {
+      const entry = (await this.#journal.get(this.#tenant, type, [key])).get(key);
+      if (crmId === null) {
+        await this.#journal.write(this.#tenant, { remove: [{ type, key }] });
+        return;
+      }
+      await this.#journal.write(this.#tenant, {
+        put: [
+          {
+            type,
+            key,
+            state: 'synced',
+            crmId,
+            // Unknown content: an empty hash matches nothing, so the next run sends every field.
+            hash: entry?.hash ?? '',
+            data: entry?.data ?? '{}',
+            attemptedAt: entry?.attemptedAt,
+            requestId: undefined,
+            runId: settings.runId,
+          },
+        ],
+      });
+    } finally {
+      await lock.release();
+    }
+  }
+
+  async #open(): Promise<EngineSettings> {
+    await this.#journal.open();
+    return {
+      crm: this.#crm,
+      journal: this.#journal,
+      tenant: this.#tenant,
+      runId: `run_${globalThis.crypto.randomUUID()}`,
+      settleMs: this.#settleMs,
+      now: () => Date.now(),
+    };
+  }
+
+  /** Shows the tenant, never the client's credentials. */
+  toJSON(): { tenantId: string } {
+    return { tenantId: this.#tenant };
+  }
+}
+
+function checkKey(type: SyncType, key: string): void {
+  if (!SYNC_TYPES.includes(type)) rejectInput('type', "'accounts', 'contacts', 'opportunities' or 'activities'");
+  if (typeof key !== 'string' || key === '') rejectInput('key', 'A non-empty string');
+}

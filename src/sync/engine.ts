@@ -1,0 +1,695 @@
+import type { CrmClient } from '../client';
+import {
+  CrmApiError,
+  CrmAuthenticationError,
+  CrmError,
+  CrmPermissionDeniedError,
+  CrmValidationError,
+  type CrmValidationIssue,
+} from '../core/errors';
+import { issuesOf } from '../internal/endpoint/issues';
+import { type Canonical, canonical, changedFields } from './canonical';
+import type { SyncJournal, SyncJournalEntry, SyncType } from './journal';
+import { KINDS, type Kind, kindOf } from './kinds';
+import { Committer, Sender } from './sender';
+import { sideEffectsOf } from './side-effects';
+import { PlanTally, Tally } from './tally';
+import type { SyncInDoubt, SyncList, SyncPlan, SyncReport, SyncRunOptions, SyncSource } from './types';
+
+/** Records read from a list before their journal entries are read, in one call. */
+const BATCH = 500;
+
+/** A parent the run cannot send its children's references for, and why. */
+type Blocked = { readonly blocked: 'failed' | 'in doubt' };
+const FAILED: Blocked = { blocked: 'failed' };
+const IN_DOUBT: Blocked = { blocked: 'in doubt' };
+/** A parent a plan would create: its children would go. */
+const PLANNED = '\u0000planned';
+
+type ParentId = string | Blocked;
+
+/** An error a list threw: the run rejects with it as it is. */
+class SourceFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/** The settings of one run or plan, resolved. */
+export interface EngineSettings {
+  readonly crm: CrmClient;
+  readonly journal: SyncJournal;
+  readonly tenant: string;
+  readonly runId: string;
+  readonly settleMs: number;
+  readonly now: () => number;
+}
+
+interface Decided {
+  readonly key: string;
+  readonly record: Record<string, unknown>;
+  readonly canonical: Canonical;
+}
+
+function invalid(field: string, message: string): CrmValidationError {
+  return new CrmValidationError([{ field, path: field ? field.split('.') : [], message }], 'Invalid record');
+}
+
+const sizeOf = (list: unknown): number | undefined => {
+  const size = (list as { length?: unknown; size?: unknown }).length ?? (list as { size?: unknown }).size;
+  return typeof size === 'number' && Number.isSafeInteger(size) ? size : undefined;
+};
+
+async function* batchesOf(list: SyncList<unknown>): AsyncGenerator<unknown[]> {
+  let batch: unknown[] = [];
+  try {
+    // A sync iterable is read without an await per record (W7b: 100,000 records a run).
+    if (typeof (list as Iterable<unknown>)[Symbol.iterator] === 'function') {
+      for (const record of list as Iterable<unknown>) {
+        batch.push(record);
+        if (batch.length === BATCH) {
+          yield batch;
+          batch = [];
+        }
+      }
+    } else {
+      for await (const record of list as AsyncIterable<unknown>) {
+        batch.push(record);
+        if (batch.length === BATCH) {
+          yield batch;
+          batch = [];
+        }
+      }
+    }
+  } catch (error) {
+    throw new SourceFailure(error);
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * One run (or plan) over a source: settles the records in doubt, then reads each list as a
+ * stream, parents first, deciding each record against its journal entry, and sends what must be
+ * sent through the {@link Sender}, which writes each create's intent before it goes.
+ */
+export class Engine {
+  readonly #s: EngineSettings;
+  readonly #options: SyncRunOptions;
+  readonly #plan: PlanTally | undefined;
+  readonly #tally: Tally;
+  readonly #committer: Committer;
+  readonly #sender: Sender;
+  /** The CRM id (or why there is none) of each parent key met: the children's references. */
+  readonly #ids = new Map<SyncType, Map<string, ParentId>>();
+  #firstCall = true;
+  #fatal: { error: unknown } | undefined;
+  /** Contacts and activities this run left in doubt: looked for again at the end. */
+  #newlyInDoubt = 0;
+
+  constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
+    this.#s = settings;
+    this.#options = options;
+    this.#plan = plan ? new PlanTally() : undefined;
+    this.#tally = new Tally(options.onProgress, settings.now);
+    this.#committer = new Committer(settings.journal, settings.tenant);
+    this.#sender = new Sender(options.concurrency ?? 8, this.#committer);
+  }
+
+  async run(source: SyncSource): Promise<SyncReport> {
+    try {
+      await this.#settle(await this.#s.journal.pending(this.#s.tenant), this.#options.inDoubt ?? 'report');
+      await this.#lists(source);
+      if (this.#newlyInDoubt > 0 && !this.#stopping()) {
+        await this.#pause(this.#s.settleMs);
+        if (!this.#stopping()) {
+          const pending = await this.#s.journal.pending(this.#s.tenant);
+          await this.#settle(
+            pending.filter((e) => e.type === 'contacts' || e.type === 'activities'),
+            'report',
+          );
+        }
+      }
+    } catch (error) {
+      this.#fail(error instanceof SourceFailure ? error.error : error);
+    }
+    this.#sender.stop();
+    await this.#sender.idle();
+    // The outcomes and removed intents of the requests answered, whatever stopped the run.
+    await this.#committer.flush();
+    const failure = this.#fatal ?? this.#sender.failure;
+    if (failure) throw failure.error;
+    const inDoubt: SyncInDoubt[] = (await this.#s.journal.pending(this.#s.tenant)).map((e) =>
+      e.requestId === undefined ? { type: e.type, key: e.key } : { type: e.type, key: e.key, requestId: e.requestId },
+    );
+    return this.#tally.report(this.#s.runId, inDoubt);
+  }
+
+  async plan(source: SyncSource): Promise<SyncPlan> {
+    try {
+      await this.#lists(source);
+    } catch (error) {
+      throw error instanceof SourceFailure ? error.error : error;
+    }
+    const plan = this.#plan as PlanTally;
+    return { entries: plan.entries, counts: plan.counts };
+  }
+
+  #fail(error: unknown): void {
+    this.#fatal ??= { error };
+    this.#sender.stop();
+  }
+
+  #stopping(): boolean {
+    if (this.#options.signal?.aborted) this.#fail(this.#options.signal.reason);
+    if (this.#sender.failure) this.#fatal ??= this.#sender.failure;
+    return this.#fatal !== undefined;
+  }
+
+  #pause(ms: number): Promise<void> {
+    const signal = this.#options.signal;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async #lists(source: SyncSource): Promise<void> {
+    for (const kind of KINDS) {
+      const list = source[kind.type] as SyncList<unknown> | undefined;
+      if (list === undefined || list === null) continue;
+      if (this.#stopping()) return;
+      const seen = new Set<string>();
+      this.#tally.begin(kind.type, sizeOf(list));
+      for await (const batch of batchesOf(list)) {
+        if (this.#stopping()) return;
+        await this.#batch(kind, batch, seen);
+        if (!this.#plan) await this.#sender.room(BATCH);
+      }
+      if (this.#stopping()) return;
+      // The list was read to its end: it is complete, and may remove.
+      if (this.#options.removed === 'deactivate') await this.#removed(kind, seen);
+      await this.#sender.idle();
+      if (this.#stopping()) return;
+      await this.#committer.flush();
+      this.#tally.progress(kind.type);
+    }
+  }
+
+  #idsOf(type: SyncType): Map<string, ParentId> {
+    let ids = this.#ids.get(type);
+    if (!ids) {
+      ids = new Map();
+      this.#ids.set(type, ids);
+    }
+    return ids;
+  }
+
+  async #batch(kind: Kind, batch: unknown[], seen: Set<string>): Promise<void> {
+    const { type } = kind;
+    const ready: { key: string; record: Record<string, unknown>; data: Record<string, unknown> }[] = [];
+    const wanted = new Map<SyncType, Set<string>>();
+    for (const raw of batch) {
+      const record = (raw ?? {}) as Record<string, unknown>;
+      const key = record.key;
+      if (typeof key !== 'string' || key === '') {
+        this.#invalid(type, String(key ?? ''), invalid('key', 'Required: a non-empty string, unique in its list'));
+        continue;
+      }
+      if (seen.has(key)) {
+        this.#invalid(
+          type,
+          key,
+          invalid('key', `Repeated: another ${kind.noun} of this run has key ${JSON.stringify(key)}`),
+        );
+        continue;
+      }
+      seen.add(key);
+      const data = record.data;
+      if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+        this.#invalid(type, key, invalid('data', `Required: the ${kind.noun}'s fields, an object`));
+        this.#block(type, key, FAILED);
+        continue;
+      }
+      let both: string | undefined;
+      for (const ref of kind.references) {
+        const parentKey = record[ref.keyField];
+        if (parentKey === undefined) continue;
+        if (typeof parentKey !== 'string' || parentKey === '') {
+          both = `${ref.keyField}: a non-empty string`;
+          break;
+        }
+        const direct = ref.direct.find((field) => (data as Record<string, unknown>)[field] !== undefined);
+        if (direct !== undefined) {
+          both = `${ref.keyField} and data.${direct} both give the ${ref.parent} reference: give one`;
+          break;
+        }
+        const parentIds = this.#idsOf(ref.parent);
+        if (!parentIds.has(parentKey)) {
+          const keys = wanted.get(ref.parent) ?? new Set<string>();
+          wanted.set(ref.parent, keys);
+          keys.add(parentKey);
+        }
+      }
+      if (both !== undefined) {
+        this.#invalid(type, key, invalid(both.split(':')[0] as string, both));
+        this.#block(type, key, FAILED);
+        continue;
+      }
+      ready.push({ key, record, data: data as Record<string, unknown> });
+    }
+
+    // Parents this run has not met: what the journal holds of them.
+    for (const [parent, keys] of wanted) {
+      const ids = this.#idsOf(parent);
+      const all = [...keys];
+      for (let i = 0; i < all.length; i += 1000) {
+        const found = await this.#s.journal.get(this.#s.tenant, parent, all.slice(i, i + 1000));
+        for (const [k, entry] of found) {
+          ids.set(k, entry.state === 'synced' || entry.state === 'deactivated' ? (entry.crmId as string) : IN_DOUBT);
+        }
+      }
+    }
+
+    const decided: Decided[] = [];
+    for (const { key, record, data } of ready) {
+      const body: Record<string, unknown> = { ...data };
+      let blockedBy: string | undefined;
+      let unknown: CrmValidationError | undefined;
+      for (const ref of kind.references) {
+        const parentKey = record[ref.keyField] as string | undefined;
+        if (parentKey === undefined) continue;
+        const id = this.#idsOf(ref.parent).get(parentKey);
+        if (id === undefined) {
+          unknown = invalid(
+            ref.keyField,
+            `No ${kindOf(ref.parent).noun} has key ${JSON.stringify(parentKey)}, in this run or the journal`,
+          );
+          break;
+        }
+        if (typeof id !== 'string') {
+          blockedBy = `its ${kindOf(ref.parent).noun} ${JSON.stringify(parentKey)} ${id.blocked === 'failed' ? 'failed' : 'is in doubt'}: it goes once that is known`;
+          break;
+        }
+        body[ref.idField] = id === PLANNED ? `(${ref.parent}:${parentKey})` : id;
+      }
+      if (unknown) {
+        this.#invalid(type, key, unknown);
+        this.#block(type, key, FAILED);
+        continue;
+      }
+      if (blockedBy !== undefined) {
+        if (this.#plan) this.#plan.add(type, key, 'blocked');
+        else this.#tally.skip(type, key, blockedBy);
+        this.#block(type, key, FAILED);
+        continue;
+      }
+      let form: Canonical;
+      try {
+        form = canonical(body);
+      } catch (error) {
+        this.#invalid(
+          type,
+          key,
+          invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
+        );
+        this.#block(type, key, FAILED);
+        continue;
+      }
+      decided.push({ key, record, canonical: form });
+    }
+    if (decided.length === 0) return;
+
+    const entries = await this.#s.journal.get(
+      this.#s.tenant,
+      type,
+      decided.map((d) => d.key),
+    );
+    for (const d of decided) this.#decide(kind, d, entries.get(d.key));
+  }
+
+  #block(type: SyncType, key: string, why: ParentId): void {
+    if (type !== 'activities') this.#idsOf(type).set(key, why);
+  }
+
+  #invalid(type: SyncType, key: string, error: CrmError): void {
+    if (this.#plan) this.#plan.add(type, key, 'invalid');
+    else this.#tally.fail(type, key, error);
+  }
+
+  /** A record's schema issues, or undefined when it is valid. */
+  #check(kind: Kind, value: Record<string, unknown>): CrmValidationError | undefined {
+    const result = kind.schema.safeParse(value);
+    if (result.success) return undefined;
+    const issues: CrmValidationIssue[] = issuesOf(result.error as never).map((issue) => ({
+      ...issue,
+      field: issue.field ? `data.${issue.field}` : 'data',
+      path: ['data', ...issue.path],
+    }));
+    return new CrmValidationError(issues, 'Invalid record');
+  }
+
+  #decide(kind: Kind, d: Decided, entry: SyncJournalEntry | undefined): void {
+    const { type } = kind;
+    const { key, canonical: form } = d;
+    if (entry && (entry.state === 'sending' || entry.state === 'inDoubt')) {
+      // Settled at the start of the run where it could be: what is left stays in doubt.
+      if (this.#plan) this.#plan.add(type, key, 'blocked');
+      else this.#tally.count(type, 'inDoubt');
+      this.#block(type, key, IN_DOUBT);
+      return;
+    }
+    if (!entry) {
+      const issue = this.#check(kind, form.value);
+      if (issue) {
+        this.#invalid(type, key, issue);
+        this.#block(type, key, FAILED);
+        return;
+      }
+      if (this.#plan) {
+        this.#plan.add(type, key, 'create');
+        if (type !== 'activities') this.#idsOf(type).set(key, PLANNED);
+        return;
+      }
+      this.#create(kind, key, form.value, { hash: form.hash, data: form.json, attemptedAt: undefined });
+      return;
+    }
+    const crmId = entry.crmId as string;
+    if (type !== 'activities') this.#idsOf(type).set(key, crmId);
+    if (entry.hash === form.hash && entry.state === 'synced') {
+      if (this.#plan) this.#plan.add(type, key, 'unchanged');
+      else this.#tally.count(type, 'unchanged');
+      return;
+    }
+    const changes = changedFields(entry.data, form.value);
+    if (!kind.update) {
+      if (this.#plan) this.#plan.add(type, key, 'skip', changes);
+      else
+        this.#tally.skip(
+          type,
+          key,
+          `changed (${Object.keys(changes).join(', ') || 'no field'}): the API cannot update an ${kind.noun}`,
+        );
+      return;
+    }
+    const issue = this.#check(kind, form.value);
+    if (issue) {
+      this.#invalid(type, key, issue);
+      return;
+    }
+    const body: Record<string, unknown> = {};
+    for (const [field, change] of Object.entries(changes)) body[field] = change.to;
+    // A record back in its list after it was deactivated is active again, unless it says otherwise.
+    if (entry.state === 'deactivated' && body.status === undefined) {
+      body.status = form.value.status ?? 'active';
+    }
+    if (this.#plan) {
+      this.#plan.add(type, key, Object.keys(body).length > 0 ? 'update' : 'unchanged', changes);
+      return;
+    }
+    const synced: SyncJournalEntry = {
+      ...entry,
+      state: 'synced',
+      hash: form.hash,
+      data: form.json,
+      runId: this.#s.runId,
+    };
+    if (Object.keys(body).length === 0) {
+      // Only fields gone from the source: the API cannot clear them, so nothing is sent.
+      this.#committer.put(synced);
+      this.#tally.count(type, 'unchanged');
+      return;
+    }
+    this.#sender.push({
+      intent: undefined,
+      run: async () => {
+        try {
+          await this.#call(() => (kind.update as NonNullable<Kind['update']>)(this.#s.crm, crmId, body));
+          this.#committer.put(synced);
+          this.#tally.count(type, 'updated');
+        } catch (error) {
+          this.#failed(type, key, error);
+        }
+      },
+    });
+  }
+
+  /** Sends a create, its intent written first; on an answer that may have acted, the record is in doubt. */
+  #create(
+    kind: Kind,
+    key: string,
+    value: Record<string, unknown>,
+    from: { hash: string; data: string; attemptedAt: number | undefined },
+  ): void {
+    const { type } = kind;
+    let body = value;
+    let attemptedAt = from.attemptedAt;
+    if (type === 'activities' && value.activityDate === undefined) {
+      // Sent so that the activity can be found again if its answer is lost: not part of the hash.
+      attemptedAt ??= this.#s.now();
+      body = { ...value, activityDate: new Date(attemptedAt).toISOString() };
+    }
+    const intent: SyncJournalEntry = {
+      type,
+      key,
+      state: 'sending',
+      crmId: undefined,
+      hash: from.hash,
+      data: from.data,
+      attemptedAt,
+      requestId: undefined,
+      runId: this.#s.runId,
+    };
+    this.#sender.push({
+      intent,
+      run: async () => {
+        try {
+          const created = await this.#call(() => kind.create(this.#s.crm, body, {}));
+          this.#committer.put({ ...intent, state: 'synced', crmId: created.id });
+          if (type !== 'activities') this.#idsOf(type).set(key, created.id);
+          this.#tally.count(type, 'created');
+        } catch (error) {
+          if (sideEffectsOf(error) === 'none') {
+            this.#committer.remove(intent);
+            this.#failed(type, key, error);
+            return;
+          }
+          const requestId = error instanceof CrmApiError ? error.requestId : undefined;
+          this.#committer.put({ ...intent, state: 'inDoubt', requestId });
+          this.#block(type, key, IN_DOUBT);
+          this.#tally.count(type, 'inDoubt');
+          if (type === 'contacts' || type === 'activities') this.#newlyInDoubt++;
+        }
+      },
+    });
+  }
+
+  #failed(type: SyncType, key: string, error: unknown): void {
+    this.#block(type, key, FAILED);
+    if (error instanceof CrmError) this.#tally.fail(type, key, error);
+    else this.#fail(error);
+  }
+
+  /** A call of the run: the run's first, refused 401 or 403, stops the run (the credential is wrong for all). */
+  async #call<T>(send: () => Promise<T>): Promise<T> {
+    const first = this.#firstCall;
+    this.#firstCall = false;
+    try {
+      return await send();
+    } catch (error) {
+      if (first && (error instanceof CrmAuthenticationError || error instanceof CrmPermissionDeniedError)) {
+        this.#fail(error);
+      }
+      throw error;
+    }
+  }
+
+  /** Accounts and contacts the journal holds but their complete list does not: deactivated, or reported. */
+  async #removed(kind: Kind, seen: Set<string>): Promise<void> {
+    const { type } = kind;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.#s.journal.list(this.#s.tenant, type, after, 1000);
+      if (page.length === 0) return;
+      after = page[page.length - 1]?.key;
+      for (const entry of page) {
+        if (seen.has(entry.key) || entry.state !== 'synced') continue;
+        if (!kind.deactivates) {
+          if (this.#plan) this.#plan.add(type, entry.key, 'skip');
+          else this.#tally.skip(type, entry.key, `removed from its list: the API cannot remove an ${kind.noun}`, false);
+          continue;
+        }
+        if (this.#plan) {
+          this.#plan.add(type, entry.key, 'deactivate');
+          continue;
+        }
+        if (this.#stopping()) return;
+        const update = kind.update as NonNullable<Kind['update']>;
+        this.#sender.push({
+          intent: undefined,
+          run: async () => {
+            try {
+              await this.#call(() => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }));
+              this.#committer.put({ ...entry, state: 'deactivated', runId: this.#s.runId });
+              this.#tally.count(type, 'deactivated');
+            } catch (error) {
+              if (error instanceof CrmError) this.#tally.fail(type, entry.key, error);
+              else this.#fail(error);
+            }
+          },
+        });
+      }
+      await this.#sender.room(BATCH);
+    }
+  }
+
+  /**
+   * Settles records in doubt: contacts by one scan of the contact list, activities by one
+   * filtered list of each opportunity's, matched on the fields that were sent. Found: adopted.
+   * Not found: created again, from what was sent. Accounts and opportunities cannot be looked
+   * for: created again with `inDoubt: 'recreate'`, else left in doubt.
+   */
+  async #settle(pending: readonly SyncJournalEntry[], mode: 'report' | 'recreate'): Promise<void> {
+    if (pending.length === 0) return;
+    const contacts = pending.filter((e) => e.type === 'contacts');
+    const activities = pending.filter((e) => e.type === 'activities');
+    const found = new Map<SyncJournalEntry, string | undefined>();
+    if (contacts.length > 0) await this.#findContacts(contacts, found);
+    if (activities.length > 0) await this.#findActivities(activities, found);
+    if (this.#stopping()) return;
+    for (const entry of pending) {
+      const kind = kindOf(entry.type);
+      if (found.has(entry)) {
+        const id = found.get(entry);
+        if (id !== undefined) {
+          this.#committer.put({ ...entry, state: 'synced', crmId: id, requestId: undefined, runId: this.#s.runId });
+          this.#tally.count(entry.type, 'created');
+          continue;
+        }
+      } else if (entry.type === 'contacts' || entry.type === 'activities' || mode === 'report') {
+        continue; // not looked for (the look-up failed), or cannot be: stays in doubt
+      }
+      let value: Record<string, unknown>;
+      try {
+        value = JSON.parse(entry.data) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      this.#create(kind, entry.key, value, { hash: entry.hash, data: entry.data, attemptedAt: entry.attemptedAt });
+    }
+    await this.#sender.idle();
+    await this.#committer.flush();
+  }
+
+  /** Sets each contact's CRM id when one holds the fields sent (email first), or undefined when none does. */
+  async #findContacts(pending: readonly SyncJournalEntry[], found: Map<SyncJournalEntry, string | undefined>) {
+    const sent = pending.map((entry) => ({ entry, fields: parsed(entry.data) }));
+    const taken = new Set<string>();
+    try {
+      await this.#call(async () => {
+        const open = new Set(sent);
+        for await (const contact of this.#s.crm.contacts.list({ limit: 200 })) {
+          if (open.size === 0) break;
+          const record = contact as unknown as Record<string, unknown>;
+          for (const item of open) {
+            const email = item.fields.email;
+            if (typeof email === 'string' && String(record.email ?? '').toLowerCase() !== email.toLowerCase()) continue;
+            if (!holds(record, item.fields) || taken.has(contact.id)) continue;
+            found.set(item.entry, contact.id);
+            taken.add(contact.id);
+            open.delete(item);
+            break;
+          }
+        }
+        for (const item of open) found.set(item.entry, undefined);
+      });
+    } catch (error) {
+      // A list that failed finds nothing: the contacts stay in doubt for the next run.
+      for (const item of sent) found.delete(item.entry);
+      if (!(error instanceof CrmError)) this.#fail(error);
+    }
+  }
+
+  /** Sets each activity's CRM id when its opportunity's list, filtered by type and date, holds the fields sent. */
+  async #findActivities(pending: readonly SyncJournalEntry[], found: Map<SyncJournalEntry, string | undefined>) {
+    const byOpportunity = new Map<string, { entry: SyncJournalEntry; fields: Record<string, unknown>; at: number }[]>();
+    for (const entry of pending) {
+      const fields = parsed(entry.data);
+      const opportunityId =
+        fields.opportunityId ?? (fields.relatedToType === 'opportunity' ? fields.relatedToId : undefined);
+      const date =
+        fields.activityDate ??
+        (entry.attemptedAt === undefined ? undefined : new Date(entry.attemptedAt).toISOString());
+      const at = typeof date === 'string' ? Date.parse(date) : Number.NaN;
+      // Only an opportunity's activities can be listed; one without a date cannot be told apart.
+      if (typeof opportunityId !== 'string' || Number.isNaN(at)) continue;
+      const group = byOpportunity.get(opportunityId) ?? [];
+      byOpportunity.set(opportunityId, group);
+      group.push({ entry, fields: { ...fields, activityDate: date }, at });
+    }
+    for (const [opportunityId, group] of byOpportunity) {
+      if (this.#stopping()) return;
+      const types = new Set(group.map((g) => g.fields.type));
+      const from = Math.min(...group.map((g) => g.at)) - 1000;
+      const to = Math.max(...group.map((g) => g.at)) + 1000;
+      const taken = new Set<string>();
+      try {
+        await this.#call(async () => {
+          const list = this.#s.crm.activities.list({
+            opportunityId,
+            limit: 200,
+            fromDate: new Date(from).toISOString(),
+            toDate: new Date(to).toISOString(),
+            ...(types.size === 1 ? { type: [...types][0] as never } : {}),
+          });
+          const open = new Set(group);
+          for await (const activity of list) {
+            const record = activity as unknown as Record<string, unknown>;
+            for (const item of open) {
+              const { opportunityId: _, relatedToType: __, relatedToId: ___, activityDate, ...rest } = item.fields;
+              if (
+                Date.parse(String(record.activityDate)) !== item.at ||
+                !holds(record, rest) ||
+                taken.has(activity.id)
+              ) {
+                continue;
+              }
+              found.set(item.entry, activity.id);
+              taken.add(activity.id);
+              open.delete(item);
+              break;
+            }
+          }
+          for (const item of open) found.set(item.entry, undefined);
+        });
+      } catch (error) {
+        for (const item of group) found.delete(item.entry);
+        if (!(error instanceof CrmError)) this.#fail(error);
+      }
+    }
+  }
+}
+
+function parsed(json: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(json);
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Whether a CRM record holds every field that was sent, as sent. */
+function holds(record: Record<string, unknown>, fields: Record<string, unknown>): boolean {
+  for (const [field, value] of Object.entries(fields)) {
+    const held = record[field];
+    if (typeof value === 'string' && typeof held === 'string') {
+      if (field === 'email' ? held.toLowerCase() !== value.toLowerCase() : held !== value) return false;
+    } else if (held !== value) {
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,151 @@
+import type { CrmError } from '../core/errors';
+import type { SyncType } from './journal';
+import type {
+  SyncCounts,
+  SyncFailure,
+  SyncInDoubt,
+  SyncPlanAction,
+  SyncPlanEntry,
+  SyncProgress,
+  SyncReport,
+  SyncSkipped,
+} from './types';
+
+interface TypeTally {
+  created: number;
+  updated: number;
+  unchanged: number;
+  deactivated: number;
+  failed: number;
+  inDoubt: number;
+  done: number;
+  /** The list's size, when it tells it. */
+  total: number | undefined;
+  startedAt: number;
+}
+
+const PROGRESS_EVERY_MS = 250;
+
+/** What a run did, counted as it goes, and its progress reports (at most 4 a second). */
+export class Tally {
+  readonly #types = new Map<SyncType, TypeTally>();
+  readonly failed: SyncFailure[] = [];
+  readonly skipped: SyncSkipped[] = [];
+  readonly #onProgress: ((progress: SyncProgress) => void) | undefined;
+  readonly #now: () => number;
+  #reportedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(onProgress: ((progress: SyncProgress) => void) | undefined, now: () => number) {
+    this.#onProgress = onProgress;
+    this.#now = now;
+  }
+
+  of(type: SyncType): TypeTally {
+    let tally = this.#types.get(type);
+    if (!tally) {
+      tally = {
+        created: 0,
+        updated: 0,
+        unchanged: 0,
+        deactivated: 0,
+        failed: 0,
+        inDoubt: 0,
+        done: 0,
+        total: undefined,
+        startedAt: this.#now(),
+      };
+      this.#types.set(type, tally);
+    }
+    return tally;
+  }
+
+  begin(type: SyncType, total: number | undefined): void {
+    const tally = this.of(type);
+    tally.total = total;
+    tally.startedAt = this.#now();
+  }
+
+  count(type: SyncType, outcome: 'created' | 'updated' | 'unchanged' | 'deactivated' | 'inDoubt'): void {
+    const tally = this.of(type);
+    tally[outcome]++;
+    if (outcome !== 'deactivated') this.#done(type, tally);
+  }
+
+  fail(type: SyncType, key: string, error: CrmError): void {
+    this.failed.push({ type, key, error });
+    const tally = this.of(type);
+    tally.failed++;
+    this.#done(type, tally);
+  }
+
+  skip(type: SyncType, key: string, reason: string, counted = true): void {
+    this.skipped.push({ type, key, reason });
+    if (counted) this.#done(type, this.of(type));
+  }
+
+  #done(type: SyncType, tally: TypeTally): void {
+    tally.done++;
+    if (this.#onProgress && this.#now() - this.#reportedAt >= PROGRESS_EVERY_MS) this.progress(type);
+  }
+
+  /** Reports where `type` stands now (the end of a list reports whatever the time). */
+  progress(type: SyncType): void {
+    if (!this.#onProgress) return;
+    const now = this.#now();
+    this.#reportedAt = now;
+    const t = this.of(type);
+    const seconds = (now - t.startedAt) / 1000;
+    const perSecond = seconds > 0 ? t.done / seconds : 0;
+    this.#onProgress({
+      type,
+      done: t.done,
+      created: t.created,
+      updated: t.updated,
+      unchanged: t.unchanged,
+      failed: t.failed,
+      inDoubt: t.inDoubt,
+      perSecond,
+      etaSeconds:
+        t.total === undefined ? undefined : perSecond > 0 ? Math.max(0, t.total - t.done) / perSecond : undefined,
+    });
+  }
+
+  report(runId: string, inDoubt: readonly SyncInDoubt[]): SyncReport {
+    const byType = {} as Record<SyncType, SyncCounts>;
+    const sum = { created: 0, updated: 0, unchanged: 0, deactivated: 0 };
+    for (const type of ['accounts', 'contacts', 'opportunities', 'activities'] as const) {
+      const t = this.#types.get(type);
+      const counts = {
+        created: t?.created ?? 0,
+        updated: t?.updated ?? 0,
+        unchanged: t?.unchanged ?? 0,
+        deactivated: t?.deactivated ?? 0,
+      };
+      byType[type] = counts;
+      sum.created += counts.created;
+      sum.updated += counts.updated;
+      sum.unchanged += counts.unchanged;
+      sum.deactivated += counts.deactivated;
+    }
+    return { runId, ...sum, failed: this.failed, inDoubt, skipped: this.skipped, byType };
+  }
+}
+
+/** A plan's entries and counts. */
+export class PlanTally {
+  readonly entries: SyncPlanEntry[] = [];
+  readonly counts: Record<SyncPlanAction, number> = {
+    create: 0,
+    update: 0,
+    unchanged: 0,
+    skip: 0,
+    deactivate: 0,
+    blocked: 0,
+    invalid: 0,
+  };
+
+  add(type: SyncType, key: string, action: SyncPlanAction, changes?: SyncPlanEntry['changes']): void {
+    this.entries.push(changes ? { type, key, action, changes } : { type, key, action });
+    this.counts[action]++;
+  }
+}
