@@ -12,7 +12,6 @@ import { type Canonical, canonical, changedFields } from './canonical';
 import type { SyncJournal, SyncJournalEntry, SyncType } from './journal';
 import { KINDS, type Kind, kindOf } from './kinds';
 import { Committer, Sender } from './sender';
-import { sideEffectsOf } from './side-effects';
 import { PlanTally, Tally } from './tally';
 import type { SyncInDoubt, SyncList, SyncPlan, SyncReport, SyncRunOptions, SyncSource } from './types';
 
@@ -101,8 +100,10 @@ export class Engine {
   readonly #ids = new Map<SyncType, Map<string, ParentId>>();
   #firstCall = true;
   #fatal: { error: unknown } | undefined;
-  /** Contacts and activities this run left in doubt: looked for again at the end. */
-  #newlyInDoubt = 0;
+  /** Contacts and activities this run left in doubt: looked for again after their list. */
+  readonly #newlyInDoubt = { contacts: 0, activities: 0 };
+  /** Records settled at the start of this run (adopted or created again): not counted again by their list. */
+  readonly #settled = new Set<string>();
 
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
     this.#s = settings;
@@ -117,16 +118,7 @@ export class Engine {
     try {
       await this.#settle(await this.#s.journal.pending(this.#s.tenant), this.#options.inDoubt ?? 'report');
       await this.#lists(source);
-      if (this.#newlyInDoubt > 0 && !this.#stopping()) {
-        await this.#pause(this.#s.settleMs);
-        if (!this.#stopping()) {
-          const pending = await this.#s.journal.pending(this.#s.tenant);
-          await this.#settle(
-            pending.filter((e) => e.type === 'contacts' || e.type === 'activities'),
-            'report',
-          );
-        }
-      }
+      await this.#settleLate('activities');
     } catch (error) {
       this.#fail(error instanceof SourceFailure ? error.error : error);
     }
@@ -163,6 +155,19 @@ export class Engine {
     return this.#fatal !== undefined;
   }
 
+  /** Looks again for the records of `type` this run left in doubt, after the settle delay. */
+  async #settleLate(type: 'contacts' | 'activities'): Promise<void> {
+    if (this.#newlyInDoubt[type] === 0 || this.#stopping()) return;
+    this.#newlyInDoubt[type] = 0;
+    await this.#pause(this.#s.settleMs);
+    if (this.#stopping()) return;
+    const pending = await this.#s.journal.pending(this.#s.tenant);
+    await this.#settle(
+      pending.filter((e) => e.type === type),
+      'report',
+    );
+  }
+
   #pause(ms: number): Promise<void> {
     const signal = this.#options.signal;
     return new Promise((resolve) => {
@@ -194,6 +199,8 @@ export class Engine {
       await this.#sender.idle();
       if (this.#stopping()) return;
       await this.#committer.flush();
+      // Contacts left in doubt are looked for before their opportunities go, which then need not wait.
+      if (kind.type === 'contacts' && !this.#plan) await this.#settleLate('contacts');
       this.#tally.progress(kind.type);
     }
   }
@@ -230,7 +237,7 @@ export class Engine {
       const data = record.data;
       if (data === null || typeof data !== 'object' || Array.isArray(data)) {
         this.#invalid(type, key, invalid('data', `Required: the ${kind.noun}'s fields, an object`));
-        this.#block(type, key, FAILED);
+        this.#remember(type, key, FAILED);
         continue;
       }
       let both: string | undefined;
@@ -255,7 +262,7 @@ export class Engine {
       }
       if (both !== undefined) {
         this.#invalid(type, key, invalid(both.split(':')[0] as string, both));
-        this.#block(type, key, FAILED);
+        this.#remember(type, key, FAILED);
         continue;
       }
       ready.push({ key, record, data: data as Record<string, unknown> });
@@ -297,13 +304,13 @@ export class Engine {
       }
       if (unknown) {
         this.#invalid(type, key, unknown);
-        this.#block(type, key, FAILED);
+        this.#remember(type, key, FAILED);
         continue;
       }
       if (blockedBy !== undefined) {
         if (this.#plan) this.#plan.add(type, key, 'blocked');
         else this.#tally.skip(type, key, blockedBy);
-        this.#block(type, key, FAILED);
+        this.#remember(type, key, FAILED);
         continue;
       }
       let form: Canonical;
@@ -315,7 +322,7 @@ export class Engine {
           key,
           invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
         );
-        this.#block(type, key, FAILED);
+        this.#remember(type, key, FAILED);
         continue;
       }
       decided.push({ key, record, canonical: form });
@@ -330,7 +337,7 @@ export class Engine {
     for (const d of decided) this.#decide(kind, d, entries.get(d.key));
   }
 
-  #block(type: SyncType, key: string, why: ParentId): void {
+  #remember(type: SyncType, key: string, why: ParentId): void {
     if (type !== 'activities') this.#idsOf(type).set(key, why);
   }
 
@@ -358,14 +365,14 @@ export class Engine {
       // Settled at the start of the run where it could be: what is left stays in doubt.
       if (this.#plan) this.#plan.add(type, key, 'blocked');
       else this.#tally.count(type, 'inDoubt');
-      this.#block(type, key, IN_DOUBT);
+      this.#remember(type, key, IN_DOUBT);
       return;
     }
     if (!entry) {
       const issue = this.#check(kind, form.value);
       if (issue) {
         this.#invalid(type, key, issue);
-        this.#block(type, key, FAILED);
+        this.#remember(type, key, FAILED);
         return;
       }
       if (this.#plan) {
@@ -380,7 +387,7 @@ export class Engine {
     if (type !== 'activities') this.#idsOf(type).set(key, crmId);
     if (entry.hash === form.hash && entry.state === 'synced') {
       if (this.#plan) this.#plan.add(type, key, 'unchanged');
-      else this.#tally.count(type, 'unchanged');
+      else if (!this.#settled.has(`${type}\u0000${key}`)) this.#tally.count(type, 'unchanged');
       return;
     }
     const changes = changedFields(entry.data, form.value);
@@ -471,23 +478,24 @@ export class Engine {
           if (type !== 'activities') this.#idsOf(type).set(key, created.id);
           this.#tally.count(type, 'created');
         } catch (error) {
-          if (sideEffectsOf(error) === 'none') {
+          // A bug (not a CrmError) may have come after the request went: in doubt too.
+          if (error instanceof CrmError && error.sideEffects === 'none') {
             this.#committer.remove(intent);
             this.#failed(type, key, error);
             return;
           }
           const requestId = error instanceof CrmApiError ? error.requestId : undefined;
           this.#committer.put({ ...intent, state: 'inDoubt', requestId });
-          this.#block(type, key, IN_DOUBT);
+          this.#remember(type, key, IN_DOUBT);
           this.#tally.count(type, 'inDoubt');
-          if (type === 'contacts' || type === 'activities') this.#newlyInDoubt++;
+          if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
         }
       },
     });
   }
 
   #failed(type: SyncType, key: string, error: unknown): void {
-    this.#block(type, key, FAILED);
+    this.#remember(type, key, FAILED);
     if (error instanceof CrmError) this.#tally.fail(type, key, error);
     else this.#fail(error);
   }
@@ -561,10 +569,12 @@ export class Engine {
     if (this.#stopping()) return;
     for (const entry of pending) {
       const kind = kindOf(entry.type);
+      this.#settled.add(`${entry.type}\u0000${entry.key}`);
       if (found.has(entry)) {
         const id = found.get(entry);
         if (id !== undefined) {
           this.#committer.put({ ...entry, state: 'synced', crmId: id, requestId: undefined, runId: this.#s.runId });
+          this.#remember(entry.type, entry.key, id);
           this.#tally.count(entry.type, 'created');
           continue;
         }
