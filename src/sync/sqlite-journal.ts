@@ -124,7 +124,7 @@ class SqliteJournal implements SyncJournal {
     const sqlite = await import('node:sqlite').catch((error: unknown) => {
       throw new SyncJournalError(
         'unavailable',
-        'sqliteJournal() needs node:sqlite (Node 22.13 or later, Deno 2.2 or later), which this runtime does not have: use memoryJournal() or a journal of your own (README.md, "Loading and syncing data").',
+        'sqliteJournal() needs node:sqlite (Node 22.13 or later, Deno 2, Bun 1.4), which this runtime does not have: use memoryJournal() or a journal of your own (README.md, "Loading and syncing data"). Nothing was sent.',
         { cause: error },
       );
     });
@@ -274,7 +274,7 @@ class SqliteJournal implements SyncJournal {
 
 /**
  * A {@link SyncJournal} in a SQLite file at `path` (created when missing), through `node:sqlite`:
- * Node 22.13 or later, and Deno 2.2 or later; not Bun, whose SQLite is `bun:sqlite` (use
+ * Node 22.13 or later, Deno 2 and Bun 1.4 (earlier Bun has only `bun:sqlite`: use
  * `memoryJournal()` or an engine of your own there). Nothing is loaded until the first run opens
  * it, and a runtime without `node:sqlite` gets a {@link SyncJournalError} then.
  *
