@@ -42,7 +42,7 @@ export function canonical(data: Record<string, unknown>): Canonical {
  * A 64-bit hash of a string (two 32-bit multiply-xorshift lanes, as cyrb53 does): fast in any
  * runtime, without node:crypto or an async digest. It tells changed from unchanged, not a secret.
  */
-export function hashOf(text: string): string {
+function hashOf(text: string): string {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {

@@ -7,7 +7,7 @@ import { OpportunityCreateInputSchema } from '../schemas/opportunity';
 import type { SyncType } from './journal';
 
 /** A reference to a parent by its key in the source, sent as the parent's CRM id. */
-export interface Reference {
+interface Reference {
   /** The record's field holding the parent's key. */
   readonly keyField: 'accountKey' | 'contactKey' | 'opportunityKey';
   /** The parent's list. */
