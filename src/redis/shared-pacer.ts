@@ -2,6 +2,7 @@ import type { CrmLogger } from '../core/log';
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
 import { retryAfterMsOf } from '../core/retry-after';
 import { isRefusal } from '../internal/call/failure';
+import { redactor } from '../internal/report/redaction';
 import {
   ACCEPTED,
   BARREN,
@@ -443,9 +444,8 @@ function warn(logger: CrmLogger | undefined, error: unknown, key: string): void 
   } catch {
     text = 'an error that could not be read';
   }
-  text = text
-    .split(key)
-    .join('[redacted]')
+  // The reporter's masking: a store may quote the key JSON-escaped, URL-encoded, in base64 or in another case.
+  text = redactor([key])(text)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced, so that a log line stays one line.
     .replace(/[\x00-\x1f\x7f]/g, ' ')
     .slice(0, 500);

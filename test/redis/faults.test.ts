@@ -185,6 +185,28 @@ describe('a pace store that fails', () => {
   );
 });
 
+test('a store whose error quotes the key JSON-escaped, URL-encoded, in base64 or in upper case: the warning masks every form', async () => {
+  const server = await limitedFake(200, 20);
+  const logs: Logs = [];
+  const escaped = [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  const forms = [escaped, KEY.replace(/_/g, '%5F'), btoa(KEY), KEY.toUpperCase()];
+  const crm = client(
+    server.url,
+    sharedStoreOf(() => {
+      throw new Error(`store refused {"key":"${escaped}"} ${forms.slice(1).join(' ')}`);
+    }),
+    logs,
+  );
+
+  const settled = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => create(crm, i)));
+
+  expect(settled.every((result) => result.status === 'fulfilled')).toBe(true);
+  const [warning] = warningsIn(logs);
+  expect(warning?.entry.error).toBe('Error: store refused {"key":"[redacted]"} [redacted] [redacted] [redacted]');
+  expect(warning?.line).toContain('store refused {"key":"[redacted]"} [redacted] [redacted] [redacted];');
+  for (const form of [KEY, ...forms]) expect(JSON.stringify(logs)).not.toContain(form);
+}, 60_000);
+
 /** A store of the user's whose every step answers `answer()`. */
 function sharedStoreOf(answer: () => unknown): PaceStore {
   const step = () => answer() as never;
