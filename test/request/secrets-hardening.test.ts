@@ -95,6 +95,84 @@ describe('a new key from apiKey.generate() never lands in an error or a log', ()
     expect((error as { body?: unknown }).body).toBe('[redacted]');
   });
 
+  test('a 500 of apiKey.generate() quoting the new key: the message keeps the words and masks the key, on every output', async () => {
+    const key = 'crm_live_4f3e2d1c0b9a8f7e6d5c';
+    fault().otherwise(
+      'POST',
+      API_KEY_GENERATE_PATH,
+      reply.with(500, { success: false, error: { message: `rotation half done, new key ${key}` } }),
+    );
+    const lines: string[] = [];
+    const { calls } = record();
+    const crm = clientFor(fault(), { maxRetries: 0, logger: (line, entry) => lines.push(line, JSON.stringify(entry)) });
+
+    const { error } = await failure(crm.apiKey.generate());
+
+    expect((error as Error).message).toBe(
+      '500 from POST /integrations/api-key/generate: rotation half done, new key [redacted]',
+    );
+    expectAbsent(error, key);
+    expectAbsent(calls, key);
+    expect(lines.join('\n')).not.toContain(key);
+  });
+
+  test('a 503 text/plain of apiKey.status() quoting the current key: the words are kept, the key masked', async () => {
+    const key = 'crm_live_9a8b7c6d5e4f3a2b1c0d';
+    fault().otherwise(
+      'GET',
+      pathOf(endpoints.apiKeyStatus),
+      reply.with(503, `maintenance; current key ${key}`, { headers: { 'content-type': 'text/plain' } }),
+    );
+
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).apiKey.status());
+
+    expect((error as Error).message).toBe('503 from GET /integrations/api-key: maintenance; current key [redacted]');
+    expectAbsent(error, key);
+  });
+
+  test.each([
+    ['URL-encoded', (key: string) => encodeURIComponent(key).replace(/_/g, '%5F')],
+    [
+      'JSON-escaped',
+      (key: string) => [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    ],
+    ['in base64', (key: string) => btoa(key)],
+    ['in hex', (key: string) => Buffer.from(key).toString('hex')],
+    ['broken over two lines', (key: string) => `${key.slice(0, 12)}\n${key.slice(12)}`],
+    ['in upper case', (key: string) => key.toUpperCase()],
+  ])('a key-management error quoting a new key %s masks it, in the message and the headers', async (_, form) => {
+    const key = 'crm_live_4f3e2d1c0b9a8f7e6d5c';
+    const shown = form(key);
+    fault().otherwise(
+      'POST',
+      API_KEY_GENERATE_PATH,
+      reply.with(
+        500,
+        { error: { message: `new key ${shown} kept` } },
+        { headers: { 'x-new-key': `key ${shown.includes('\n') ? key : shown}`, 'x-request-id': 'req_1' } },
+      ),
+    );
+
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).apiKey.generate());
+
+    expect((error as Error).message).toMatch(/: new key \[redacted\] kept$/);
+    expect((error as CrmServerError).headers.get('x-new-key')).toBe('key [redacted]');
+    expect((error as CrmServerError).requestId).toBe('req_1');
+    for (const each of [key, shown, key.slice(0, 12), key.slice(12)]) expectAbsent(error, each);
+  });
+
+  test.each([
+    ['admins only', 403],
+    ['admin token expired at 2026-11-27T23:59:00Z, ask IT (ticket 42)', 401],
+    ['rate limited: 10 rotations per 3600 s', 429],
+  ])("a key-management error keeps the server's prose readable: %s", async (words, status) => {
+    fault().otherwise('POST', API_KEY_GENERATE_PATH, reply.with(status, { error: { message: words } }));
+
+    const { error } = await failure(clientFor(fault(), { maxRetries: 0 }).apiKey.generate());
+
+    expect((error as Error).message).toBe(`${status} from POST /integrations/api-key/generate: ${words}`);
+  });
+
   test("a 403 of apiKey.status() quotes the server's words masked and bounded, one line", async () => {
     const words = `admins only, not ${ADMIN_TOKEN} or ${API_KEY}\nforged line ${'x'.repeat(2_000)}`;
     fault().otherwise('GET', pathOf(endpoints.apiKeyStatus), reply.with(403, { message: words }));

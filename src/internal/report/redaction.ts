@@ -89,3 +89,27 @@ function formsOf(secret: string): string[] {
     base64.replace(/\+/g, '-').replace(/\//g, '_'),
   ];
 }
+
+/**
+ * A run that could be a key: letters, digits and `_-.+/=`, with `%` and `\\` so that a key
+ * percent-encoded or JSON-escaped is one run, and line breaks, so that a key broken over two
+ * lines is one too.
+ */
+const RUN = /(?:[A-Za-z0-9_\-.+/=%\\]|\r?\n)+/g;
+
+/**
+ * `text` with every token that could be a key masked: a run of 16 or more characters of letters,
+ * digits and `_-.+/=` holding both letters and digits (the shape of keys, tokens, their base64
+ * and hex), also when percent-encoded, JSON-escaped or broken over lines. For the words of a
+ * server that may quote a key the SDK does not know (key management's new key): prose such as
+ * "admins only" stays readable.
+ */
+export function maskKeyLike(text: string): string {
+  return text.replace(RUN, (run) => {
+    const joined = run.replace(/\r?\n/g, '');
+    if (joined.length < 16 || !/[A-Za-z]/.test(joined) || !/\d/.test(joined)) return run;
+    // A line break at either end is the text's, not the key's.
+    const [, before = '', after = ''] = /^(\s*)[\s\S]*?(\s*)$/.exec(run) ?? [];
+    return `${before}${MASK}${after}`;
+  });
+}

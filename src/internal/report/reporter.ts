@@ -12,7 +12,7 @@ import type { CrmLogger, CrmRequestLog } from '../../core/log';
 import { AttemptFailure, type Failure, type Waited } from '../call/failure';
 import { type CallState, keepsNoBody, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
-import { MASK, type Redact, redactor } from './redaction';
+import { MASK, maskKeyLike, type Redact, redactor } from './redaction';
 
 /** The most of a server's words an error message quotes. */
 const SERVER_WORDS = 500;
@@ -79,7 +79,7 @@ export function createReporter(options: TransportOptions): Reporter {
   };
   const factsOf = (status: number, headers: Headers, call: Call) => ({
     status,
-    headers: redactHeaders(headers, redactOf(call), options.secretHeaders),
+    headers: redactHeaders(headers, redactOf(call), options.secretHeaders, keepsNoBody(call.request)),
     sideEffects: call.state.sideEffects,
   });
   /** A server's body as an error keeps it: masked, and wholly for key management. */
@@ -91,8 +91,13 @@ export function createReporter(options: TransportOptions): Reporter {
     if (text !== undefined && !text.includes('\\') && redact(text) === text) return body;
     return redact(body);
   };
-  /** A server's text as a message quotes it: masked, bounded, and unable to forge log lines. */
-  const quoted = (text: string, call: Call, max = SERVER_WORDS) => loggable(redactOf(call)(text), max);
+  /**
+   * A server's text as a message quotes it: masked, bounded, and unable to forge log lines. Key
+   * management's may quote a key the SDK does not know (a new one): every token shaped like a key
+   * is masked there.
+   */
+  const quoted = (text: string, call: Call, max = SERVER_WORDS) =>
+    loggable(redactOf(call)(keepsNoBody(call.request) ? maskKeyLike(text) : text), max);
 
   return {
     error(error, call) {
@@ -223,18 +228,29 @@ export function createReporter(options: TransportOptions): Reporter {
 
 /**
  * A copy of `headers` with every credential header, and every header named in `secret`
- * (lower-case names, the `redactHeaders` option), masked. A header whose name carries a secret
+ * (lower-case names, the `redactHeaders` option), masked (with `keyLike`, every token shaped
+ * like a key in the others' values). A header whose name carries a secret
  * is left out: a mask is not a legal header name.
  */
-function redactHeaders(headers: Headers, redact: Redact, secret: ReadonlySet<string> | undefined): Headers {
+function redactHeaders(
+  headers: Headers,
+  redact: Redact,
+  secret: ReadonlySet<string> | undefined,
+  keyLike = false,
+): Headers {
   const out = new Headers();
   for (const [name, value] of headers) {
     if (redact(name) !== name) continue;
     const masked = /^(authorization|proxy-authorization|x-api-key|cookie|set-cookie)$/.test(name) || secret?.has(name);
-    out.set(name, masked ? MASK : redact(value));
+    // Key management's answer may carry a new key in any header; its request id stays readable.
+    const shown = keyLike && !REQUEST_ID.test(name) ? maskKeyLike(value) : value;
+    out.set(name, masked ? MASK : redact(shown));
   }
   return out;
 }
+
+/** The headers `requestId` is read from, which support asks for. */
+const REQUEST_ID = /^(x-request-id|request-id|x-correlation-id)$/;
 
 /** What stands for a failure, or the part of one, that could not be read: a getter threw, or it nests too deep. */
 const UNREAD = 'A failure that could not be read';
