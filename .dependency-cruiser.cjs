@@ -135,8 +135,24 @@ module.exports = {
       severity: 'error',
       comment:
         "src/sync/ is an entry ('crm-integration-sdk/sync': the sync engine, its journals): nothing outside it imports it, so that the main entry does not grow by it.",
-      from: { pathNot: '^src/sync/' },
+      from: { pathNot: '^src/(sync|postgres)/' },
       to: { path: '^src/sync/' },
+    },
+    {
+      name: 'postgres-takes-only-the-journal-of-sync',
+      severity: 'error',
+      comment:
+        "src/postgres/ ('crm-integration-sdk/postgres') takes from src/sync/ only the journal's interface and its error, which its build imports from the sync entry (tsup.config.ts): anything else of src/sync/ would be a copy in its bundle.",
+      from: { path: '^src/postgres/' },
+      to: { path: '^src/sync/', pathNot: '^src/sync/journal(-error)?\\.ts$' },
+    },
+    {
+      name: 'postgres-is-an-entry',
+      severity: 'error',
+      comment:
+        "src/postgres/ is an entry ('crm-integration-sdk/postgres': the fleet's sync journal): nothing outside it imports it, so that no other entry grows by it.",
+      from: { pathNot: '^src/postgres/' },
+      to: { path: '^src/postgres/' },
     },
   ],
   required: [

@@ -22,6 +22,17 @@ const mswOnDemand: Plugin = {
   },
 };
 
+// crm-integration-sdk/postgres takes SyncJournalError (and the journal's types) from the sync
+// entry rather than a copy of its own, so that `instanceof SyncJournalError` holds for its errors.
+const syncFromItsEntry: Plugin = {
+  name: 'sync-from-its-entry',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/sync\// }, ({ resolveDir }) =>
+      resolveDir.endsWith(join('src', 'postgres')) ? { path: 'crm-integration-sdk/sync', external: true } : undefined,
+    );
+  },
+};
+
 export default defineConfig([
   {
     // ESM for bundlers: dependencies stay external so that the app's bundler can share zod with
@@ -101,6 +112,18 @@ export default defineConfig([
     // 'sqlite' without its prefix is not a built-in: node:sqlite exists only by that name.
     removeNodeProtocol: false,
     noExternal: selfContained,
+    sourcemap: false,
+  },
+  {
+    // crm-integration-sdk/postgres: the fleet's sync journal, a bundle of its own that nothing else
+    // loads. pg is not imported: the caller's pool is passed in.
+    entry: { postgres: 'src/postgres/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    target: 'es2023',
+    platform: 'node',
+    external: ['crm-integration-sdk/sync'],
+    esbuildPlugins: [syncFromItsEntry],
     sourcemap: false,
   },
   {

@@ -15,8 +15,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/setup.ts'],
-    // redis-server for test/redis, installed once where it is missing and may be (test/support/redis.ts).
-    globalSetup: ['test/support/redis-global.ts'],
+    // redis-server for test/redis and Postgres for test/postgres, installed once where they are
+    // missing and may be (test/support/redis.ts, test/support/postgres.ts).
+    globalSetup: ['test/support/redis-global.ts', 'test/support/postgres-global.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'tsconfig.json' },
     restoreMocks: true,

@@ -5,7 +5,8 @@
 //      (c) makes a real call against the fake server of crm-integration-sdk/testing, traced by
 //          crm-integration-sdk/otel, paced through a store of crm-integration-sdk/redis (its
 //          redisStore() type-checked over an ioredis client), with a SQLite journal of
-//          crm-integration-sdk/sync opened,
+//          crm-integration-sdk/sync opened, and a journal of crm-integration-sdk/postgres
+//          (type-checked over a pg Pool) whose errors are the sync entry's SyncJournalError,
 //      (d) runs the bins: `crm` exports from the fake, prints the OpenAPI document, and serves
 //          `crm mcp` to the MCP SDK's client (its optional peer installed).
 import { execFileSync } from 'node:child_process';
@@ -42,6 +43,8 @@ try {
       `@opentelemetry/sdk-trace@${version('@opentelemetry/sdk-trace')}`,
       `@modelcontextprotocol/sdk@${version('@modelcontextprotocol/sdk')}`,
       `ioredis@${version('ioredis')}`,
+      `pg@${version('pg')}`,
+      `@types/pg@${version('@types/pg')}`,
       `typescript@${version('typescript')}`,
       `@types/node@${version('@types/node')}`,
     ],
@@ -54,13 +57,20 @@ try {
 import { instrumentCrm } from 'crm-integration-sdk/otel';
 import { memoryStore, type PaceStore, redisStore } from 'crm-integration-sdk/redis';
 import { memoryJournal, sqliteJournal, type SyncJournal } from 'crm-integration-sdk/sync';
+import { postgresJournal } from 'crm-integration-sdk/postgres';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 
 /** An ioredis client fits redisStore() as it is (never connected here). */
 export const shared = (): PaceStore => redisStore(new Redis({ lazyConnect: true }), { prefix: 'consumer:' });
-export const journals: SyncJournal[] = [memoryJournal(), sqliteJournal('./consumer.sync.db')];
+export const journals: SyncJournal[] = [
+  memoryJournal(),
+  sqliteJournal('./consumer.sync.db'),
+  // A pg Pool fits postgresJournal() as it is (never connected here).
+  postgresJournal(new pg.Pool({ connectionString: 'postgres://localhost/app' }), { schema: 'crm_sync' }),
+];
 export const paced = new CrmClient({ baseUrl: 'http://crm.test', throttle: { mode: 'auto', store: memoryStore() } });
 
 export async function main(): Promise<string> {
@@ -124,6 +134,8 @@ const account = await crm.accounts.create({ name: 'Acme' });
 const journal = sdkSync.sqliteJournal(':memory:');
 await journal.open();
 await journal.close();
+const refused = await sdkPostgres.postgresJournal({ connect: () => Promise.reject(new Error('down')) }).open().catch((e) => e);
+if (!(refused instanceof sdkSync.SyncJournalError) || refused.reason !== 'unavailable') throw new Error('postgres: ' + refused);
 stop();
 await server.close();
 if (!account.id) throw new Error('no id');
@@ -132,11 +144,11 @@ if (names !== 'POST /integrations/v1/accounts,crm accounts.create') throw new Er
 console.log('ok', typeof sdk.CrmClient, account.id);`;
   writeFileSync(
     join(consumer, 'esm.mjs'),
-    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as sdkRedis from 'crm-integration-sdk/redis';\nimport * as sdkSync from 'crm-integration-sdk/sync';\nimport * as otelSdk from '@opentelemetry/sdk-trace';\n${call}\n`,
+    `import * as sdk from 'crm-integration-sdk';\nimport * as sdkTesting from 'crm-integration-sdk/testing';\nimport * as sdkOtel from 'crm-integration-sdk/otel';\nimport * as sdkRedis from 'crm-integration-sdk/redis';\nimport * as sdkSync from 'crm-integration-sdk/sync';\nimport * as sdkPostgres from 'crm-integration-sdk/postgres';\nimport * as otelSdk from '@opentelemetry/sdk-trace';\n${call}\n`,
   );
   writeFileSync(
     join(consumer, 'cjs.cjs'),
-    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst sdkRedis = require('crm-integration-sdk/redis');\nconst sdkSync = require('crm-integration-sdk/sync');\nconst otelSdk = require('@opentelemetry/sdk-trace');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
+    `const sdk = require('crm-integration-sdk');\nconst sdkTesting = require('crm-integration-sdk/testing');\nconst sdkOtel = require('crm-integration-sdk/otel');\nconst sdkRedis = require('crm-integration-sdk/redis');\nconst sdkSync = require('crm-integration-sdk/sync');\nconst sdkPostgres = require('crm-integration-sdk/postgres');\nconst otelSdk = require('@opentelemetry/sdk-trace');\n(async () => {\n${call}\n})().catch((e) => { console.error(e); process.exit(1); });\n`,
   );
   run(process.execPath, ['esm.mjs'], consumer);
   run(process.execPath, ['cjs.cjs'], consumer);
@@ -175,7 +187,7 @@ try {
   );
   run(process.execPath, ['bins.mjs'], consumer);
   process.stdout.write(
-    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel, redis and sync entries and the bins included\n',
+    'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel, redis, sync and postgres entries and the bins included\n',
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,358 @@
+import { createHash } from 'node:crypto';
+import type {
+  SyncJournal,
+  SyncJournalChange,
+  SyncJournalEntry,
+  SyncJournalLock,
+  SyncJournalState,
+  SyncType,
+} from '../sync/journal';
+import { SyncJournalError } from '../sync/journal-error';
+import type { PostgresPool, PostgresPoolClient } from './pool';
+import { schemaSql } from './schema';
+
+/** The format this version writes (the `format` table's one row); any other is refused. */
+export const FORMAT = 1;
+
+/** Options of {@link postgresJournal}. */
+export interface PostgresJournalOptions {
+  /**
+   * The schema that holds the journal's tables, created on first use (default `'crm_sync'`): a
+   * lower-case SQL identifier (letters, digits, `_`, at most 63 characters). Every worker of a
+   * fleet names the same one.
+   */
+  readonly schema?: string | undefined;
+}
+
+const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
+
+interface Row {
+  type: string;
+  key: Buffer;
+  state: string;
+  crm_id: Buffer | null;
+  hash: Buffer;
+  data: Buffer;
+  attempted_at: string | null;
+  request_id: Buffer | null;
+  run_id: Buffer;
+}
+
+const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
+const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'opportunities', 'activities']);
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+// SQLSTATE classes of a connection that is gone or never was: 08 (connection exception), 57P0x (shutdown).
+const LOST = /^(08|57P0)/;
+
+/**
+ * Every string is stored as its UTF-8 bytes (schema.ts): Postgres text holds no NUL. A lone
+ * surrogate has no UTF-8 form (two such keys would meet in U+FFFD), so it is refused.
+ */
+function bytesOf(value: string, what: string): Buffer {
+  if (!value.isWellFormed()) {
+    throw new TypeError(`A ${what} given to the Postgres sync journal is not well-formed UTF-16 (a lone surrogate).`);
+  }
+  return Buffer.from(value, 'utf8');
+}
+
+/** A 64-bit advisory lock number for `parts`, as Postgres reads a bigint parameter. */
+function lockNumber(...parts: string[]): string {
+  return createHash('sha256').update(parts.join('\u0000')).digest().readBigInt64BE(0).toString();
+}
+
+class PostgresJournal implements SyncJournal {
+  readonly #pool: PostgresPool;
+  readonly #schema: string;
+  /** The schema, quoted, for the statements. */
+  readonly #s: string;
+  #opened = false;
+
+  constructor(pool: PostgresPool, schema: string) {
+    this.#pool = pool;
+    this.#schema = schema;
+    this.#s = `"${schema}"`;
+  }
+
+  async open(): Promise<void> {
+    if (this.#opened) return;
+    await this.#transaction('opened', async (client) => {
+      // Workers starting together create the schema once: the others wait here, then read it.
+      await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [lockNumber('crm_sync.open', this.#schema)]);
+      const found = await client.query('SELECT to_regclass($1) AS format', [`${this.#s}.format`]);
+      if ((found.rows[0] as { format: string | null }).format === null) {
+        await client.query(schemaSql(this.#s, FORMAT));
+        return;
+      }
+      const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
+      const format = rows.length === 1 ? rows[0]?.format : undefined;
+      if (format === FORMAT) return;
+      if (format !== undefined && format > FORMAT) {
+        throw new SyncJournalError(
+          'newer-version',
+          `The Postgres sync journal in schema ${this.#schema} was written by a newer version of crm-integration-sdk (format ${format}, this one reads ${FORMAT}): upgrade every worker to use it; nothing was changed or sent.`,
+        );
+      }
+      throw new SyncJournalError(
+        'corrupt',
+        `The Postgres sync journal in schema ${this.#schema} has no readable format row (${rows.length} rows, format ${String(format)}): it was not written by crm-integration-sdk, or was damaged; name another schema, or restore it (README.md, "Syncing with many workers"); nothing was changed or sent.`,
+      );
+    });
+    this.#opened = true;
+  }
+
+  async lock(tenant: string, runId: string): Promise<SyncJournalLock> {
+    this.#use();
+    const number = lockNumber('crm_sync.run', this.#schema, tenant);
+    const client = await this.#connect('locked');
+    // The lock is the session's: while this client is checked out and alive, no other session
+    // takes it, and a worker that dies (its connection closes) frees it at once.
+    const lost = () => {};
+    client.on('error', lost);
+    const done = (error?: Error) => {
+      client.removeListener('error', lost);
+      client.release(error ?? false);
+    };
+    try {
+      const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [number]);
+      if (!(taken.rows[0] as { taken: boolean }).taken) {
+        const held = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
+          bytesOf(tenant, 'tenant'),
+        ]);
+        const holder = held.rows[0] as { run_id: Buffer; at: Date } | undefined;
+        throw new SyncJournalError(
+          'locked',
+          `Another sync run (${holder ? `${holder.run_id.toString('utf8')}, since ${holder.at.toISOString()}` : 'starting'}) holds the Postgres sync journal in schema ${this.#schema} for tenant ${tenant}.`,
+        );
+      }
+      await client.query(
+        `INSERT INTO ${this.#s}.locks (tenant, run_id, at) VALUES ($1, $2, now())
+         ON CONFLICT (tenant) DO UPDATE SET run_id = excluded.run_id, at = excluded.at`,
+        [bytesOf(tenant, 'tenant'), bytesOf(runId, 'run id')],
+      );
+    } catch (error) {
+      done(error instanceof SyncJournalError ? undefined : (error as Error));
+      throw this.#error(error, 'locked');
+    }
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        try {
+          await client.query(`DELETE FROM ${this.#s}.locks WHERE tenant = $1 AND run_id = $2`, [
+            bytesOf(tenant, 'tenant'),
+            bytesOf(runId, 'run id'),
+          ]);
+          await client.query('SELECT pg_advisory_unlock($1::bigint)', [number]);
+          done();
+        } catch (error) {
+          // Closing the session frees its advisory lock all the same.
+          done(error as Error);
+          throw this.#error(error, 'unlocked');
+        }
+      },
+    };
+  }
+
+  async get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
+    const rows = await this.#read(
+      `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[])`,
+      [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key'))],
+    );
+    const found = new Map<string, SyncJournalEntry>();
+    for (const row of rows) {
+      const entry = this.#entryOf(row);
+      found.set(entry.key, entry);
+    }
+    return found;
+  }
+
+  async list(
+    tenant: string,
+    type: SyncType,
+    after: string | undefined,
+    limit: number,
+  ): Promise<readonly SyncJournalEntry[]> {
+    // bytea compares byte by byte: UTF-8's order, which is the code points' order.
+    const rows =
+      after === undefined
+        ? await this.#read(
+            `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 ORDER BY key LIMIT $3`,
+            [bytesOf(tenant, 'tenant'), type, limit],
+          )
+        : await this.#read(
+            `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key > $3 ORDER BY key LIMIT $4`,
+            [bytesOf(tenant, 'tenant'), type, bytesOf(after, 'key'), limit],
+          );
+    return rows.map((row) => this.#entryOf(row));
+  }
+
+  async pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
+    const rows = await this.#read(
+      `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND state IN ('sending', 'inDoubt')`,
+      [bytesOf(tenant, 'tenant')],
+    );
+    return rows.map((row) => this.#entryOf(row));
+  }
+
+  async write(tenant: string, change: SyncJournalChange): Promise<void> {
+    this.#use();
+    const t = bytesOf(tenant, 'tenant');
+    const put = change.put ?? [];
+    const remove = change.remove ?? [];
+    // Encoded before the transaction: a key refused here leaves nothing half-written.
+    const putKeys = put.map((e) => bytesOf(e.key, 'key'));
+    const removeKeys = remove.map((e) => bytesOf(e.key, 'key'));
+    await this.#transaction('written', async (client) => {
+      if (put.length > 0) {
+        await client.query(
+          `INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+           SELECT $1, * FROM unnest($2::text[], $3::bytea[], $4::text[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bigint[], $9::bytea[], $10::bytea[])
+           ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
+             hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
+             request_id = excluded.request_id, run_id = excluded.run_id`,
+          [
+            t,
+            put.map((e) => e.type),
+            putKeys,
+            put.map((e) => e.state),
+            put.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
+            put.map((e) => bytesOf(e.hash, 'hash')),
+            put.map((e) => bytesOf(e.data, 'data')),
+            put.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
+            put.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
+            put.map((e) => bytesOf(e.runId, 'run id')),
+          ],
+        );
+      }
+      if (remove.length > 0) {
+        await client.query(
+          `DELETE FROM ${this.#s}.entries e USING unnest($2::text[], $3::bytea[]) AS r(type, key)
+           WHERE e.tenant = $1 AND e.type = r.type AND e.key = r.key`,
+          [t, remove.map((e) => e.type), removeKeys],
+        );
+      }
+    });
+  }
+
+  close(): void {
+    // The pool is the caller's: it ends it.
+    this.#opened = false;
+  }
+
+  #use(): void {
+    if (!this.#opened) {
+      throw new SyncJournalError('unavailable', `The Postgres sync journal in schema ${this.#schema} is not open.`);
+    }
+  }
+
+  #entryOf(row: Row): SyncJournalEntry {
+    if (!STATES.has(row.state) || !TYPES.has(row.type)) {
+      throw new SyncJournalError(
+        'corrupt',
+        `The Postgres sync journal in schema ${this.#schema} holds an entry it cannot read (type ${row.type}, state ${row.state}).`,
+      );
+    }
+    return {
+      type: row.type as SyncType,
+      key: row.key.toString('utf8'),
+      state: row.state as SyncJournalState,
+      crmId: row.crm_id?.toString('utf8'),
+      hash: row.hash.toString('utf8'),
+      data: row.data.toString('utf8'),
+      attemptedAt: row.attempted_at === null ? undefined : Number(row.attempted_at),
+      requestId: row.request_id?.toString('utf8'),
+      runId: row.run_id.toString('utf8'),
+    };
+  }
+
+  async #connect(doing: string): Promise<PostgresPoolClient> {
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw this.#error(error, doing);
+    }
+  }
+
+  async #read(text: string, values: unknown[]): Promise<Row[]> {
+    this.#use();
+    return (await this.#transaction('read', (client) => client.query(text, values))).rows as Row[];
+  }
+
+  /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
+  async #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect(doing);
+    const lost = () => {};
+    client.on('error', lost);
+    let failure: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await body(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      failure = error as Error;
+      await client.query('ROLLBACK').catch(() => {});
+      throw this.#error(error, doing);
+    } finally {
+      client.removeListener('error', lost);
+      // A refusal of ours left the connection sound; anything else may not have.
+      client.release(failure !== undefined && !(failure instanceof SyncJournalError) ? failure : false);
+    }
+  }
+
+  #error(error: unknown, doing: string): Error {
+    if (error instanceof SyncJournalError || error instanceof TypeError) return error;
+    const code = (error as { code?: unknown }).code;
+    const why = error instanceof Error ? error.message : String(error);
+    const lost = typeof code !== 'string' || LOST.test(code);
+    return new SyncJournalError(
+      'unavailable',
+      `The Postgres sync journal in schema ${this.#schema} could not be ${doing} (${why}${lost ? '' : `, SQLSTATE ${String(code)}`}).`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * A {@link SyncJournal} in Postgres, over the node-postgres (`pg`) pool you pass: the journal for
+ * a fleet of workers that sync one tenant together, on any number of machines (README.md,
+ * "Syncing with many workers").
+ *
+ * Its tables live in their own schema (`crm_sync` unless `schema` names another), created on
+ * first use with a format row. A schema written by another format is refused with a
+ * {@link SyncJournalError} (`'newer-version'`, or `'corrupt'` for one that is not a journal), and
+ * is never migrated by surprise. Every `write()` is one transaction, durable when it commits.
+ * `lock()` is a session advisory lock: a worker that dies frees it as its connection closes; a
+ * pooler in transaction mode (PgBouncer) does not keep session locks, so point the journal at
+ * Postgres itself or at a session-mode pool.
+ *
+ * Give the pool a `connectionTimeoutMillis`, so that a run fails at once when Postgres cannot be
+ * reached, and an `'error'` listener (node-postgres emits its idle clients' errors there, and a
+ * pool without a listener throws them).
+ *
+ * @param pool - A `pg.Pool`, yours to configure and to end; the journal uses up to two of its
+ * clients at a time per run.
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import { CrmSync } from 'crm-integration-sdk/sync';
+ * import { postgresJournal } from 'crm-integration-sdk/postgres';
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 5_000 });
+ * pool.on('error', (error) => console.error('postgres', error.message));
+ * const sync = new CrmSync(crm, { journal: postgresJournal(pool) });
+ * ```
+ */
+export function postgresJournal(pool: PostgresPool, options: PostgresJournalOptions = {}): SyncJournal {
+  const schema = options.schema ?? 'crm_sync';
+  if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
+    throw new TypeError(
+      `postgresJournal(): schema must be a lower-case SQL identifier (letters, digits and _, at most 63 characters), got ${JSON.stringify(schema)}.`,
+    );
+  }
+  if (typeof pool?.connect !== 'function') {
+    throw new TypeError('postgresJournal(): pool must be a pg Pool (node-postgres), or an object with its connect().');
+  }
+  return new PostgresJournal(pool, schema);
+}

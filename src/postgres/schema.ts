@@ -1,0 +1,29 @@
+/**
+ * The journal's tables, format 1, in the schema `s` (quoted). Created in one transaction by the
+ * first worker that opens the journal. `claims` is the fleet's: one row per key being created.
+ * Every string the journal is given is stored as its UTF-8 bytes (bytea): Postgres text holds no
+ * NUL, and a key, an id or a hash may. `convert_from(key, 'UTF8')` reads one in psql.
+ */
+export const schemaSql = (s: string, format: number): string => `
+CREATE SCHEMA IF NOT EXISTS ${s};
+CREATE TABLE ${s}.format (
+  format integer NOT NULL,
+  written_by text NOT NULL,
+  at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO ${s}.format (format, written_by) VALUES (${format}, 'crm-integration-sdk');
+CREATE TABLE ${s}.entries (
+  tenant bytea NOT NULL, type text NOT NULL, key bytea NOT NULL,
+  state text NOT NULL, crm_id bytea, hash bytea NOT NULL, data bytea NOT NULL,
+  attempted_at bigint, request_id bytea, run_id bytea NOT NULL,
+  PRIMARY KEY (tenant, type, key)
+);
+CREATE INDEX entries_pending ON ${s}.entries (tenant) WHERE state IN ('sending', 'inDoubt');
+CREATE TABLE ${s}.locks (tenant bytea PRIMARY KEY, run_id bytea NOT NULL, at timestamptz NOT NULL);
+CREATE TABLE ${s}.claims (
+  tenant bytea NOT NULL, type text NOT NULL, key bytea NOT NULL,
+  run_id bytea NOT NULL, fence bigint NOT NULL, expires_at timestamptz NOT NULL,
+  PRIMARY KEY (tenant, type, key)
+);
+CREATE SEQUENCE ${s}.fences;
+`;

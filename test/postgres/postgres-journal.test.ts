@@ -1,0 +1,190 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { FORMAT, postgresJournal } from '../../src/postgres/postgres-journal';
+import type { SyncJournal } from '../../src/sync/journal';
+import { SyncJournalError } from '../../src/sync/journal-error';
+import { startPostgres, type TestPostgres } from '../support/postgres';
+import { describeSyncJournal, entry } from '../sync/journal-conformance';
+
+let postgres: TestPostgres;
+beforeAll(async () => {
+  postgres = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await postgres?.close();
+});
+
+// A schema of its own per test: fresh storage, as the suite asks, on one server.
+describeSyncJournal('postgresJournal()', () => {
+  const pool = postgres.pool();
+  const schema = `j_${Math.random().toString(36).slice(2)}`;
+  return {
+    journal: postgresJournal(pool, { schema }),
+    reopen: () => postgresJournal(pool, { schema }),
+    cleanup: async () => {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    },
+  };
+});
+
+const fresh = () => `j_${Math.random().toString(36).slice(2)}`;
+
+async function refusal(journal: SyncJournal): Promise<unknown> {
+  try {
+    await journal.open();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe('postgresJournal()', () => {
+  test('creates its tables in its own schema on first use, with a format row', async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    const journal = postgresJournal(pool, { schema });
+    await journal.open();
+    await journal.write('acme', { put: [entry('accounts', 'a1')] });
+
+    const tables = await pool.query(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+      [schema],
+    );
+    expect(tables.rows.map((r) => r.table_name)).toEqual(['claims', 'entries', 'format', 'locks']);
+    expect((await pool.query(`SELECT format FROM ${schema}.format`)).rows).toEqual([{ format: FORMAT }]);
+    expect(
+      (
+        await pool.query(
+          `SELECT convert_from(key, 'UTF8') AS key, convert_from(crm_id, 'UTF8') AS id FROM ${schema}.entries`,
+        )
+      ).rows,
+    ).toEqual([{ key: 'a1', id: 'crm_a1' }]);
+  });
+
+  test('uses the schema crm_sync unless told another', async () => {
+    const pool = postgres.pool();
+    await postgresJournal(pool).open();
+    expect((await pool.query("SELECT to_regclass('crm_sync.entries') AS t")).rows[0].t).toBe('crm_sync.entries');
+  });
+
+  test('eight workers opening a new journal at once create it once', async () => {
+    const pool = postgres.pool({ max: 10 });
+    const schema = fresh();
+    const journals = Array.from({ length: 8 }, () => postgresJournal(pool, { schema }));
+    await Promise.all(journals.map((journal) => journal.open()));
+
+    expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.format`)).rows[0].n).toBe(1);
+  });
+
+  test('refuses a journal written by a newer format, naming it, and changes nothing', async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    await postgresJournal(pool, { schema }).open();
+    await pool.query(`UPDATE ${schema}.format SET format = 7`);
+
+    const error = await refusal(postgresJournal(pool, { schema }));
+
+    expect(error).toBeInstanceOf(SyncJournalError);
+    expect(error).toMatchObject({ reason: 'newer-version' });
+    expect((error as Error).message).toMatch(new RegExp(`schema ${schema} .*newer version.*format 7`));
+    expect((await pool.query(`SELECT format FROM ${schema}.format`)).rows).toEqual([{ format: 7 }]);
+  });
+
+  test('refuses a schema whose format row is missing or doubled as corrupt', async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    await postgresJournal(pool, { schema }).open();
+    await pool.query(`INSERT INTO ${schema}.format (format, written_by) VALUES (1, 'someone')`);
+
+    expect(await refusal(postgresJournal(pool, { schema }))).toMatchObject({ reason: 'corrupt' });
+    await pool.query(`DELETE FROM ${schema}.format`);
+    expect(await refusal(postgresJournal(pool, { schema }))).toMatchObject({ reason: 'corrupt' });
+  });
+
+  test('an entry of a state it does not know is refused as corrupt when read', async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    const journal = postgresJournal(pool, { schema });
+    await journal.open();
+    await journal.write('acme', { put: [entry('accounts', 'a1')] });
+    await pool.query(`UPDATE ${schema}.entries SET state = 'maybe'`);
+
+    await expect(journal.get('acme', 'accounts', ['a1'])).rejects.toMatchObject({ reason: 'corrupt' });
+  });
+
+  test('a Postgres nobody listens on is refused at open, at once, as unavailable', async () => {
+    const pool = new pg.Pool({ ...postgres.connection, port: 1, connectionTimeoutMillis: 5_000 });
+    try {
+      const error = await refusal(postgresJournal(pool));
+      expect(error).toBeInstanceOf(SyncJournalError);
+      expect(error).toMatchObject({ reason: 'unavailable' });
+      expect((error as Error).message).toMatch(/schema crm_sync could not be opened \(.*ECONNREFUSED/);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('bad options are a TypeError at once, before any connection', () => {
+    const pool = { connect: () => Promise.reject(new Error('not called')) };
+    for (const schema of ['', 'Crm', 'a-b', 'x"; DROP SCHEMA public; --', 'a'.repeat(64), '1abc']) {
+      expect(() => postgresJournal(pool as never, { schema })).toThrow(TypeError);
+    }
+    expect(() => postgresJournal({} as never)).toThrow(/pg Pool/);
+  });
+
+  test('a key that is not well-formed UTF-16 is refused, and nothing of its write is kept', async () => {
+    const journal = postgresJournal(postgres.pool(), { schema: fresh() });
+    await journal.open();
+    await expect(
+      journal.write('acme', { put: [entry('contacts', 'ok'), entry('contacts', 'lone \ud800')] }),
+    ).rejects.toThrow(TypeError);
+    expect((await journal.get('acme', 'contacts', ['ok'])).size).toBe(0);
+  });
+
+  test("a run lock whose holder's connection died is free again", async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    const journal = postgresJournal(pool, { schema });
+    await journal.open();
+    const dead = await journal.lock('acme', 'run_dead');
+    await expect(Promise.resolve().then(() => journal.lock('acme', 'run_2'))).rejects.toMatchObject({
+      reason: 'locked',
+      message: expect.stringContaining('run_dead'),
+    });
+
+    // The holder's session ends, as when its worker is killed.
+    await pool.query(
+      "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()",
+    );
+    const next = await journal.lock('acme', 'run_2');
+    await next.release();
+    // Its run ends: the dead session's client goes back to the pool, closed.
+    await expect(dead.release()).rejects.toMatchObject({ reason: 'unavailable' });
+  });
+});
+
+describe('postgresJournal() when Postgres is lost', () => {
+  test('a write while Postgres is down rejects as unavailable, and the journal works again when it is back', async () => {
+    const own = await startPostgres();
+    try {
+      const pool = own.pool();
+      const journal = postgresJournal(pool);
+      await journal.open();
+      await journal.write('acme', { put: [entry('contacts', 'c1', { state: 'sending', crmId: undefined })] });
+
+      await own.stop();
+      const error = await Promise.resolve(journal.write('acme', { put: [entry('contacts', 'c1')] })).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(SyncJournalError);
+      expect(error).toMatchObject({ reason: 'unavailable', message: expect.stringContaining('could not be written') });
+
+      await own.restart();
+      expect((await journal.pending('acme')).map((e) => [e.key, e.state])).toEqual([['c1', 'sending']]);
+      await journal.write('acme', { put: [entry('contacts', 'c1')] });
+      expect((await journal.pending('acme')).length).toBe(0);
+    } finally {
+      await own.close();
+    }
+  }, 120_000);
+});
