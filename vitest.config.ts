@@ -20,6 +20,11 @@ export default defineConfig({
     globalSetup: ['test/support/redis-global.ts', 'test/support/postgres-global.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'tsconfig.json' },
+    // A bound for a test that hangs, not a speed: the CLI tests spawn processes, and on a busy
+    // machine (a CI runner, a laptop building) one start of node took 3 s, several tests 5 to 20 s.
+    // Whatever depends on time runs on fake timers or an injected clock.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     restoreMocks: true,
     unstubEnvs: true,
   },
