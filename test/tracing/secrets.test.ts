@@ -9,6 +9,7 @@ import {
   CrmConnectionError,
   type CrmLogger,
 } from '../../src/index';
+import { instrumentCrm } from '../../src/otel/index';
 import { ADMIN_TOKEN, API_KEY, BASE_URL, capture, makeClient, ok, rejection, TENANT } from '../support/capture';
 import { mswPath } from '../support/endpoint-paths';
 import { fakeOverHttp } from '../support/fake-over-http';
@@ -238,5 +239,59 @@ describe('what a subscriber and the spans never see', () => {
     expect(otel.recorded()).not.toContain(ADMIN_TOKEN);
     // requestId comes from the error, masked.
     expect(calls[0]?.requestId ?? '').not.toContain(API_KEY);
+  });
+});
+
+describe('a credential header echoed in part', () => {
+  const SESSION = 'cookie_SESSION_55aa66bb';
+  const PASSWORD = 'pr0xy-Passw0rd';
+  const BASIC = btoa(`alice:${PASSWORD}`);
+
+  test.each([
+    ['a cookie value', `session ${SESSION} expired`, [SESSION]],
+    ['a cookie value, percent-encoded in the header and echoed decoded', 'session a/b+c=d_9 expired', ['a/b+c=d_9']],
+    ['a proxy credential without its scheme', `proxy refused ${BASIC}`, [BASIC]],
+    ["a Basic credential's password, decoded", `user alice, password ${PASSWORD}: refused`, [PASSWORD]],
+    ['a Digest parameter', 'response 6629fae49393a05397450978507c4ef1 is stale', ['6629fae49393a05397450978507c4ef1']],
+  ])('%s is masked in the error, the call channel and the span', async (_, words, hidden) => {
+    capture('get', OPP_PATH, () => HttpResponse.json({ success: false, error: { message: words } }, { status: 401 }));
+    const { calls } = record();
+    const stop = instrumentCrm({ tracerProvider: otel.provider, recordErrorMessages: true });
+    const crm = makeClient({
+      maxRetries: 0,
+      headers: {
+        cookie: `theme=dark; session=${SESSION}; path="/"; enc=${encodeURIComponent('a/b+c=d_9')}`,
+        'proxy-authorization': words.startsWith('response')
+          ? 'Digest username="alice", response="6629fae49393a05397450978507c4ef1"'
+          : `Basic ${BASIC}`,
+      },
+    });
+
+    try {
+      const error = await rejection(crm.opportunities.get('opp_1'));
+      expect(error).toBeInstanceOf(CrmAuthenticationError);
+      expect(error.message).toContain('[redacted]');
+      for (const secret of hidden) {
+        expect(deep(error)).not.toContain(secret);
+        expect(deep(calls)).not.toContain(secret);
+        expect(otel.recorded()).not.toContain(secret);
+      }
+    } finally {
+      stop();
+    }
+  });
+
+  test('short cookie values and cookie attributes are left readable', async () => {
+    capture('get', OPP_PATH, () =>
+      HttpResponse.json({ success: false, error: { message: 'theme dark, path /, 401' } }, { status: 401 }),
+    );
+    const crm = makeClient({
+      maxRetries: 0,
+      headers: { cookie: 'theme=dark; Path=/; session=cookie_SESSION_55aa66bb' },
+    });
+
+    const error = await rejection(crm.opportunities.get('opp_1'));
+
+    expect(error.message).toBe('401 from GET /integrations/v1/opportunities/opp_1: theme dark, path /, 401');
   });
 });

@@ -113,3 +113,58 @@ export function maskKeyLike(text: string): string {
     return `${before}${MASK}${after}`;
   });
 }
+
+/**
+ * The shortest part of a header that is masked on its own: shorter values (`theme=dark`,
+ * `consent=1`) are no credential, and masking them would garble every message (`401`).
+ */
+const PART_MIN = 8;
+
+/** The attributes a `Set-Cookie` line adds, pasted into a `Cookie` header at times: not values of the user's. */
+const COOKIE_ATTRIBUTE = /^(path|domain|expires|max-age|samesite|secure|httponly|partitioned|priority)$/i;
+
+/** A value without the quotes around it, and percent-decoded too where that changes it. */
+function valueForms(value: string): string[] {
+  const bare = value.trim().replace(/^"(.*)"$/, '$1');
+  let decoded = bare;
+  try {
+    decoded = decodeURIComponent(bare);
+  } catch {}
+  return [...new Set([bare, decoded])].filter((form) => form.length >= PART_MIN);
+}
+
+/**
+ * What to mask of a credential header's value, beside the whole value: a server may echo one part
+ * of it (`session cookie_SESSION_55aa66bb expired`). Of a `Cookie`, each cookie's value; of an
+ * `Authorization`-style value (`Scheme credential`), the credential, each `name=value` parameter's
+ * value (`Digest response="…"`), and of `Basic`, the decoded `user:password` and the password.
+ * Parts under 8 characters are left: they are no credential, and masking them garbles messages.
+ */
+export function credentialParts(name: string, value: string): string[] {
+  const parts = [value];
+  if (/^cookie$/i.test(name)) {
+    for (const pair of value.split(';')) {
+      const at = pair.indexOf('=');
+      if (at < 0 || COOKIE_ATTRIBUTE.test(pair.slice(0, at).trim())) continue;
+      parts.push(...valueForms(pair.slice(at + 1)));
+    }
+    return parts;
+  }
+  const [, scheme, credential] = /^\s*([A-Za-z][\w!#$%&'*+.^`|~-]*)\s+(\S[\s\S]*)$/.exec(value) ?? [];
+  if (scheme === undefined || credential === undefined) return parts;
+  parts.push(...valueForms(credential));
+  for (const param of credential.split(',')) {
+    const at = param.indexOf('=');
+    if (at > 0) parts.push(...valueForms(param.slice(at + 1)));
+  }
+  if (/^basic$/i.test(scheme)) {
+    try {
+      const pair = new TextDecoder('utf-8', { fatal: true }).decode(
+        Uint8Array.from(atob(credential.trim()), (c) => c.charCodeAt(0)),
+      );
+      const colon = pair.indexOf(':');
+      parts.push(...[pair, colon < 0 ? '' : pair.slice(colon + 1)].filter((part) => part.length >= PART_MIN));
+    } catch {}
+  }
+  return parts;
+}

@@ -12,7 +12,7 @@ import type { CrmLogger, CrmRequestLog } from '../../core/log';
 import { AttemptFailure, type Failure, type Waited } from '../call/failure';
 import { type CallState, keepsNoBody, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
-import { MASK, maskKeyLike, type Redact, redactor } from './redaction';
+import { credentialParts, MASK, maskKeyLike, type Redact, redactor } from './redaction';
 
 /** The most of a server's words an error message quotes. */
 const SERVER_WORDS = 500;
@@ -66,12 +66,13 @@ export function createReporter(options: TransportOptions): Reporter {
     }
     let redact = byHeaders.get(settings.headers);
     if (!redact) {
-      // The values of the headers masked by name are credentials too, which a server may echo in a body.
+      // The values of the headers masked by name are credentials too, which a server may echo in
+      // a body, whole or in part (one cookie of several, a token without its scheme).
       const values = Object.entries(settings.headers)
         .filter(
           ([name]) => /^(proxy-authorization|cookie)$/i.test(name) || options.secretHeaders?.has(name.toLowerCase()),
         )
-        .map(([, value]) => value);
+        .flatMap(([name, value]) => credentialParts(name, value));
       redact = redactor([...secrets, ...values]);
       byHeaders.set(settings.headers, redact);
     }
