@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Plugin } from 'esbuild';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 const entry = { index: 'src/index.ts', testing: 'src/testing/index.ts' };
 // The OpenTelemetry entry imports nothing of the SDK's code (types only): one ESM build serves
@@ -33,7 +34,11 @@ const syncFromItsEntry: Plugin = {
   },
 };
 
-export default defineConfig([
+// The version the User-Agent names, written in at build time: nothing reads package.json at run time.
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+const withVersion = { __SDK_VERSION__: JSON.stringify(version) };
+
+const configs: Options[] = [
   {
     // ESM for bundlers: dependencies stay external so that the app's bundler can share zod with
     // the app's own schemas and tree-shake both.
@@ -133,4 +138,6 @@ export default defineConfig([
     platform: 'node',
     sourcemap: false,
   },
-]);
+];
+
+export default defineConfig(configs.map((config) => ({ ...config, define: { ...config.define, ...withVersion } })));

@@ -1,7 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
+
 export default defineConfig({
+  // What tsup.config.ts writes into the build: the version the User-Agent names.
+  define: { __SDK_VERSION__: JSON.stringify(version) },
   // Examples import the package by name; in tests that name means the source.
   resolve: {
     alias: [

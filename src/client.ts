@@ -49,11 +49,11 @@ export class CrmClient {
   /**
    * @param options - Missing `baseUrl`, `apiKey`, `tenantId` and `adminToken` are read from
    * `CRM_BASE_URL`, `CRM_API_KEY`, `CRM_TENANT_ID` and `CRM_ADMIN_TOKEN` where `process.env`
-   * exists. Throws `CrmValidationError` when `baseUrl` is missing or any option is invalid;
-   * a missing credential is reported by the first call that needs it.
+   * exists. Throws `CrmValidationError` when `options` is not an object, `baseUrl` is missing, or
+   * any option is unknown or invalid; a missing credential is reported by the first call that needs it.
    */
   constructor(options: ClientOptions = {}) {
-    let scope = (options as { [DERIVED]?: Scope })[DERIVED];
+    let scope = (options as { [DERIVED]?: Scope } | null)?.[DERIVED];
     if (!scope) {
       const resolved = resolveOptions(options);
       const { adminToken } = resolved.transport;
@@ -89,12 +89,13 @@ export class CrmClient {
    * ```
    */
   withTenant(tenantId: string, options?: TenantOptions): CrmClient {
-    return this.#derive(checkTenant(tenantId, options));
+    return this.#derive(checkTenant(tenantId, options, this.#scope.defaults));
   }
 
   /**
    * A client with other defaults (`timeout`, `totalTimeout`, `maxRetries`, `maxRetryAfter`,
-   * `headers`, `prefetch`) over this client's; `headers` add to this client's. It shares the
+   * `headers`, `prefetch`, `throttle`, `signal`) over this client's; `headers` add to this
+   * client's, and a `signal` stops its calls as this client's does too. It shares the
    * tenant, the credentials, the connections and everything else. Throws `CrmValidationError`
    * for an unknown or invalid option.
    *

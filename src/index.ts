@@ -38,8 +38,10 @@ export type { CrmAttemptContext, CrmCallContext } from './core/trace';
 export type {
   ApiKeyContext,
   ApiKeyProvider,
+  AppInfo,
   ClientDefaults,
   ClientOptions,
+  FetchOptions,
   ListOptions,
   RequestOptions,
   TenantOptions,

@@ -20,7 +20,40 @@ export interface ApiKeyContext {
  */
 export type ApiKeyProvider = (context: ApiKeyContext) => string | Promise<string>;
 
-/** Options of `new CrmClient()`. Credentials fall back to `CRM_*` environment variables. */
+/**
+ * Your application, named in the User-Agent of every request after the SDK's own:
+ * `crm-integration-sdk/0.1.0 (node/24.1.0; linux) invoice-sync/2.3.0 (+https://example.com/sync)`.
+ * Each part is printable ASCII (no CR or LF); `name` and `version` up to 100 characters, `url` up to 300.
+ */
+export interface AppInfo {
+  /** Your application's name. */
+  readonly name: string;
+  /** Its version. */
+  readonly version?: string | undefined;
+  /** Where to learn about it, or reach its team. */
+  readonly url?: string | undefined;
+}
+
+/**
+ * What `fetch` takes beyond what the SDK sends, merged into every request (first attempts and
+ * retries): undici's `dispatcher` (a proxy, connection pools), `keepalive`, `priority`, ... The
+ * SDK's own are refused: `method`, `body`, `headers`, `signal` (pass `headers` and `signal` as
+ * options of the client) and `redirect` (redirects are followed only within the base URL's origin).
+ *
+ * @example
+ * ```ts
+ * import { ProxyAgent } from 'undici';
+ * const crm = new CrmClient({ fetchOptions: { dispatcher: new ProxyAgent('http://proxy.corp:3128') } });
+ * ```
+ */
+export type FetchOptions = Omit<RequestInit, 'method' | 'body' | 'headers' | 'signal' | 'redirect'> & {
+  readonly [option: string]: unknown;
+};
+
+/**
+ * Options of `new CrmClient()`: an object (anything else is refused). Credentials fall back to
+ * `CRM_*` environment variables; an unknown option is refused with the nearest one named.
+ */
 export interface ClientOptions extends ClientDefaults {
   /** Root of the API, such as `https://crm.example.com` or `https://host/api/`. Default: `CRM_BASE_URL`. */
   baseUrl?: string | undefined;
@@ -59,6 +92,10 @@ export interface ClientOptions extends ClientDefaults {
    * unwrapped without checking field types, which saves a little time on very large lists.
    */
   validateResponses?: boolean | undefined;
+  /** Your application, named in the User-Agent after the SDK (Node, Bun and Deno; a browser sends its own). */
+  appInfo?: AppInfo | undefined;
+  /** Merged into every request's `fetch` options: undici's `dispatcher` for a proxy, `keepalive`, ... */
+  fetchOptions?: FetchOptions | undefined;
 }
 
 /**
@@ -74,8 +111,19 @@ export interface ClientDefaults {
   maxRetries?: number | undefined;
   /** The longest `Retry-After` honoured, in milliseconds; a longer one is shortened to it. Default: 60 000. */
   maxRetryAfter?: number | undefined;
-  /** Headers added to every request (`withOptions()` adds to the client's). They cannot replace the credential headers. */
+  /**
+   * Headers added to every request (`withOptions()` adds to the client's, a call's to both). Names
+   * are matched in any case: the later one replaces the earlier (`x-job` replaces `X-Job`). They
+   * cannot replace the credential headers.
+   */
   headers?: Record<string, string> | undefined;
+  /**
+   * Stops every call of this client and of the clients derived from it once it aborts: calls
+   * queued (for a slot, a turn, a key, a retry) at once, calls in flight as their own signal
+   * would. A call's own `signal` stops that call too; `withOptions({ signal })` and
+   * `withTenant(id, { signal })` add one to the parent's.
+   */
+  signal?: AbortSignal | undefined;
   /** Pages a `for await` loop fetches ahead of the caller, for every list (see `ListOptions`). Default: 0. */
   prefetch?: number | undefined;
   /**
@@ -101,6 +149,8 @@ export interface ThrottleOptions {
 export interface TenantOptions {
   /** The tenant's own API key (or a function of the tenant that returns it). Default: the parent client's. */
   apiKey?: string | ApiKeyProvider | undefined;
+  /** Stops every call of the derived client, as the parent's `signal` does (which stops them too). */
+  signal?: AbortSignal | undefined;
 }
 
 /** Options every method takes as its last argument; they override the client's for that call. */
@@ -111,7 +161,7 @@ export interface RequestOptions {
   timeout?: number | undefined;
   /** How many times the call is retried, where retrying is safe. */
   maxRetries?: number | undefined;
-  /** Extra headers for this call. They cannot replace the credential headers. */
+  /** Extra headers for this call, over the client's (names in any case). They cannot replace the credential headers. */
   headers?: Record<string, string> | undefined;
   /** Milliseconds the whole call may take, retries and their waits included. */
   totalTimeout?: number | undefined;

@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { PagePromise } from '../core/page';
+import { nearest } from '../internal/endpoint/suggest';
 import { redactor } from '../internal/report/redaction';
 import { flagsSpelled, isSecretFlag, quotedArgument } from './arguments';
 import { type Command, commands, kebab, words } from './commands';
@@ -11,7 +12,6 @@ import { parseInput } from './input';
 import { invoke } from './invoke';
 import { openApiDocument } from './openapi';
 import { pageJson, printAll, printJson, type Streams, write } from './output';
-import { nearest } from './suggest';
 import { UsageError } from './usage-error';
 
 /** Everything `crm` touches outside its arguments, so that tests can give their own. */

@@ -301,7 +301,7 @@ describe('scopes', () => {
     crm.withTenant('t2', { apiKey: async () => 'k' });
     // @ts-expect-error a key is a string
     new CrmClientValue({ baseUrl: 'https://crm.example.com', apiKey: () => 42 });
-    // @ts-expect-error withTenant() takes only apiKey
+    // @ts-expect-error withTenant() takes only apiKey and signal
     crm.withTenant('t2', { timeout: 5 });
   });
 
@@ -309,8 +309,9 @@ describe('scopes', () => {
     crm.withOptions({ timeout: 1, totalTimeout: 2, maxRetries: 0, maxRetryAfter: 3, headers: { a: 'b' }, prefetch: 2 });
     // @ts-expect-error the tenant is changed with withTenant()
     crm.withOptions({ tenantId: 't2' });
-    // @ts-expect-error a signal belongs to one call
+    // A signal of the derived client's own, beside the parent's.
     crm.withOptions({ signal: new AbortController().signal });
+    crm.withTenant('t2', { signal: new AbortController().signal });
     // @ts-expect-error the connection pool is shared
     crm.withOptions({ maxConcurrency: 2 });
   });

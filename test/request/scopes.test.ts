@@ -402,7 +402,6 @@ describe('withOptions(options)', () => {
     };
 
     expect(refused({ timout: 5 })).toEqual(['timout']);
-    expect(refused({ signal: new AbortController().signal })).toEqual(['signal']);
     expect(refused({ apiKey: 'k' })).toEqual(['apiKey']);
     expect(refused({ maxConcurrency: 2 })).toEqual(['maxConcurrency']);
     expect(refused({ timeout: 0 })).toEqual(['timeout']);

@@ -177,10 +177,10 @@ describe('what a subscriber and the spans never see', () => {
     await crm.apiKey.status();
 
     expect(attempts).toHaveLength(2);
-    // What the subscriber sees: accept, and the traceparent instrumentCrm() added.
+    // What the subscriber sees: accept, the SDK's user-agent, and the traceparent instrumentCrm() added.
     expect(attempts.map((attempt) => Object.keys(attempt.headers).sort())).toEqual([
-      ['accept', 'traceparent'],
-      ['accept', 'traceparent'],
+      ['accept', 'traceparent', 'user-agent'],
+      ['accept', 'traceparent', 'user-agent'],
     ]);
     expect(secretsOf(deep({ calls, attempts }))).toEqual([]);
     expect(secretsOf(otel.recorded())).toEqual([]);

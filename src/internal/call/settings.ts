@@ -1,5 +1,6 @@
 import type { CrmLogger } from '../../core/log';
 import type { PaceStore } from '../../core/pace-store';
+import type { FetchOptions } from '../../options';
 
 /**
  * Everything a call is sent with, resolved once from the client's defaults and the call's own
@@ -30,6 +31,8 @@ export interface TransportOptions {
   readonly maxResponseBytes: number;
   readonly logger?: CrmLogger | undefined;
   readonly validateResponses: boolean;
+  /** Merged into every attempt's fetch options. */
+  readonly fetchOptions?: FetchOptions | undefined;
   /** The `redactHeaders` option, in lower case. */
   readonly secretHeaders?: ReadonlySet<string> | undefined;
 }

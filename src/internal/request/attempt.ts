@@ -56,7 +56,7 @@ export async function attempt(
   let failure: unknown;
   try {
     const stop = signal ? AbortSignal.any([signal, timer]) : timer;
-    const init: RequestInit = { ...target.init, signal: stop };
+    const init: RequestInit = { ...options.fetchOptions, ...target.init, signal: stop };
     // Looked up at call time, so that a fetch patched later (MSW, instrumentation) is the one used.
     const fetch = options.fetch ?? globalThis.fetch;
     // A fetch of the caller's may not listen to its signal: its answer and its body are raced

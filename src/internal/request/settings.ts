@@ -1,10 +1,13 @@
 // The options of a client and of a call, checked and resolved once into the settings every step reads.
 import * as z from 'zod/mini';
+import { CrmValidationError } from '../../core/errors';
 import type { CrmLogger } from '../../core/log';
 import type {
   ApiKeyProvider,
+  AppInfo,
   ClientDefaults,
   ClientOptions,
+  FetchOptions,
   ListOptions,
   RequestOptions,
   TenantOptions,
@@ -14,6 +17,7 @@ import { minLength } from '../../schemas/length';
 import type { CallSettings, TransportOptions } from '../call/settings';
 import { check } from '../endpoint/check';
 import { sharedPacerOf } from '../waiting/pacer';
+import { userAgent } from './user-agent';
 
 /** A header value: no CR, LF or other control characters (they would split or forge headers). */
 const HeaderValue = z
@@ -55,12 +59,26 @@ function baseUrlProblem(value: string): string | undefined {
   if (/[?#]/.test(value)) return 'Must not contain a query string or a fragment';
 }
 const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
+/** Text a User-Agent carries as it is: printable ASCII (no CR, LF or other control character), bounded. */
+const UserAgentPart = (max: number) =>
+  z.string().check(
+    z.regex(new RegExp(`^[\\x20-\\x7e]{1,${max}}$`), {
+      error: `Must be 1 to ${max} printable ASCII characters: no CR, LF or other control characters`,
+    }),
+  );
+// An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
+const Extras = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, {
+  error: 'Must be a plain object',
+});
 
 const perCall = {
   timeout: z.optional(Timeout),
   totalTimeout: z.optional(Timeout),
   maxRetries: z.optional(z.int().check(z.gte(0), z.lte(10))),
   headers: z.optional(Headers),
+  signal: z.optional(
+    z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
+  ),
 };
 const defaults = {
   ...perCall,
@@ -79,7 +97,8 @@ const defaults = {
   ),
 };
 
-export const ClientOptionsSchema = z.object({
+// Strict, like every object of options: a misspelt one is refused, with the nearest option named.
+export const ClientOptionsSchema = z.strictObject({
   ...defaults,
   baseUrl: z.string(BASE_URL).check(
     z.trim(),
@@ -97,20 +116,29 @@ export const ClientOptionsSchema = z.object({
   logger: z.optional(fn<CrmLogger>()),
   redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
   validateResponses: z.optional(z.boolean()),
-});
-
-// An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
-const Extras = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, {
-  error: 'Must be a plain object',
+  appInfo: z.optional(
+    z.strictObject({
+      name: UserAgentPart(100),
+      version: z.optional(UserAgentPart(100)),
+      url: z.optional(UserAgentPart(300)),
+    }),
+  ),
+  // What fetch is sent with that is the SDK's own is refused.
+  fetchOptions: z.optional(
+    z.custom<FetchOptions>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        !Object.keys(value).some((name) => /^(method|body|headers|signal|redirect)$/.test(name)),
+      { error: 'Must be an object without method, body, headers, signal or redirect: the SDK sets those' },
+    ),
+  ),
 });
 
 const request = {
   ...perCall,
   extraQuery: z.optional(Extras),
   extraBody: z.optional(Extras),
-  signal: z.optional(
-    z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
-  ),
 };
 // Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
 // Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
@@ -118,7 +146,7 @@ export const RequestOptionsSchema = z.strictObject(request);
 export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
 const ClientDefaultsSchema = z.strictObject(defaults);
 const TenantIdSchema = z.object({ tenantId: Credential });
-const TenantOptionsSchema = z.strictObject({ apiKey: z.optional(Credential) });
+const TenantOptionsSchema = z.strictObject({ apiKey: z.optional(Credential), signal: perCall.signal });
 /** A key as a function returns it: the same rules as a configured one. */
 export const ApiKeySchema = z.object({ apiKey: Credential });
 
@@ -132,12 +160,20 @@ export interface ResolvedOptions {
 
 const CREDENTIAL_HEADERS = /^(authorization|x-api-key|x-tenant-id)$/i;
 
-/** Drops credential headers from caller-supplied headers: the client's own always win. */
+/**
+ * Caller-supplied headers by lower-case name, as fetch sends them, so that a call's `x-job`
+ * replaces a client's `X-Job`; without credential headers: the client's own always win.
+ */
 function withoutCredentials(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (!CREDENTIAL_HEADERS.test(name)) out[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (!CREDENTIAL_HEADERS.test(name)) out[name.toLowerCase()] = value;
   return out;
 }
+
+/** Both signals: the client's (or its scope's) and the call's; one `AbortSignal.any()` only when there are two. */
+const both = (base: AbortSignal | undefined, own: AbortSignal | undefined) =>
+  own && base ? AbortSignal.any([base, own]) : (own ?? base);
 
 /**
  * `base` with the given options over it; `options` must be checked already. Headers add to the
@@ -155,7 +191,7 @@ function merge(base: CallSettings, options: RequestOptions & ClientDefaults): Ca
     throttle: options.throttle
       ? options.throttle !== 'off' && ((options.throttle as ThrottleOptions).store ?? true)
       : base.throttle,
-    signal: options.signal,
+    signal: both(base.signal, options.signal),
     extraQuery: options.extraQuery,
     extraBody: options.extraBody,
   };
@@ -189,8 +225,18 @@ function checkWithKey<S extends z.ZodMiniType<{ apiKey?: string | undefined }>>(
   return { ...checked, apiKey: keyFunction ?? checked.apiKey };
 }
 
-/** Applies the environment fallbacks and defaults, once, at construction. */
+/**
+ * Applies the environment fallbacks and defaults, once, at construction. Options that are not an
+ * object (a key passed alone) are refused: the environment's credentials would be sent instead.
+ */
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
+  // A plain object, of this realm or another, or Object.create(null): not a string, an array or a class's instance.
+  const proto = typeof options === 'object' && options !== null ? Object.getPrototypeOf(options) : 0;
+  if (proto !== null && (proto === 0 || Object.getPrototypeOf(proto) !== null))
+    throw new CrmValidationError(
+      [{ field: '', path: [], message: 'Must be an object of options: new CrmClient({ baseUrl, apiKey, tenantId })' }],
+      'Invalid CrmClient options',
+    );
   const vars = env();
   const checked = checkWithKey(
     ClientOptionsSchema,
@@ -212,8 +258,15 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     },
     tenantId: checked.tenantId,
     apiKey: checked.apiKey,
-    defaults: merge(BUILT_IN, checked),
+    // The User-Agent goes with the client's headers: built once per client, not per call.
+    defaults: merge(BUILT_IN, { ...checked, headers: withUserAgent(checked.headers, checked.appInfo) }),
   };
+}
+
+/** The client's headers with the SDK's User-Agent first (none in a browser); a `user-agent` of the caller's replaces it. */
+function withUserAgent(headers: Record<string, string> | undefined, app: AppInfo | undefined) {
+  const agent = userAgent(app);
+  return agent ? { 'user-agent': agent, ...headers } : headers;
 }
 
 /** A call's settings: the client's defaults, or the call's checked options over them. */
@@ -229,8 +282,16 @@ export function settingsFor(
 export const withDefaults = (defaults: CallSettings, options: ClientDefaults): CallSettings =>
   merge(defaults, check(ClientDefaultsSchema, options, 'Invalid options'));
 
-/** The tenant and options given to `withTenant()`, checked. */
-export const checkTenant = (tenantId: string, options: TenantOptions = {}) => ({
-  ...checkWithKey(TenantOptionsSchema, (options ?? {}) as Record<string, unknown>, 'Invalid tenant options'),
-  tenantId: check(TenantIdSchema, { tenantId }, 'Invalid tenant').tenantId,
-});
+/** The tenant and options given to `withTenant()`, checked; a `signal` joins the parent's `defaults`. */
+export function checkTenant(tenantId: string, options: TenantOptions | undefined, defaults: CallSettings) {
+  const { signal, ...checked } = checkWithKey(
+    TenantOptionsSchema,
+    (options ?? {}) as Record<string, unknown>,
+    'Invalid tenant options',
+  );
+  return {
+    ...checked,
+    tenantId: check(TenantIdSchema, { tenantId }, 'Invalid tenant').tenantId,
+    defaults: signal && merge(defaults, { signal }),
+  };
+}

@@ -4,23 +4,25 @@
  * one from `--status`).
  */
 
-/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`. */
+/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`, a row at a time. */
 function distance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) (rows[0] as number[])[j] = j;
+  let before: number[] = [];
+  let above = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    const row = rows[i] as number[];
-    const above = rows[i - 1] as number[];
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      }
-      row[j] = best;
+      const swap = j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (before[j - 2] as number) + 1 : i + j;
+      row[j] = Math.min(
+        (above[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (above[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+        swap,
+      );
     }
+    before = above;
+    above = row;
   }
-  return (rows[a.length] as number[])[b.length] as number;
+  return above[b.length] as number;
 }
 
 /**
