@@ -6,7 +6,9 @@
 // and BENCH_ONLY=w5 runs them alone, printing their rows and drawing the chart but leaving
 // bench/RESULTS.md as it is (its other rows would be missing). The abort rows (bench/abort.mjs:
 // BENCH_ABORT_CALLS calls queued on one signal, 100,000 by default, one run each) run alone with
-// BENCH_ONLY=abort, leaving bench/RESULTS.md as it is too.
+// BENCH_ONLY=abort, leaving bench/RESULTS.md as it is too. W7 (bench/w7.mjs, crm-integration-sdk/sync:
+// the initial load beside plain creates, and an unchanged re-run of 100,000 records) runs
+// BENCH_W7_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w7.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
@@ -24,13 +26,16 @@ import { withBefore } from './before.mjs';
 import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 import { runW5 } from './w5.mjs';
+import { runW7 } from './w7.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'w5' && ONLY !== 'abort')
-  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5 and abort`);
+if (ONLY !== undefined && ONLY !== 'w5' && ONLY !== 'w7' && ONLY !== 'abort')
+  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5, w7 and abort`);
 const W5_RUNS = Number(process.env.BENCH_W5_RUNS ?? 8);
 if (!Number.isSafeInteger(W5_RUNS) || W5_RUNS < 0) throw new Error('BENCH_W5_RUNS must be a whole number');
+const W7_RUNS = Number(process.env.BENCH_W7_RUNS ?? 3);
+if (!Number.isSafeInteger(W7_RUNS) || W7_RUNS < 0) throw new Error('BENCH_W7_RUNS must be a whole number');
 // W1 takes about 3 s a round and W4 about 1 s, and on a shared machine noise dominates them:
 // three times the rounds for W1, nine times for W4, whose ratio moved by 0.1x between runs of
 // one build when it had 21 (its 95% interval, printed beside it, is the measure of that).
@@ -61,7 +66,7 @@ async function traced(run) {
 }
 const say = (line) => process.stdout.write(`${line}\n`);
 // W5's counts are medians over runs: whole, or halfway between two with an even number of runs.
-const COUNTS = new Set(['records failed', 'duplicates', '429 answers', 'requests sent before the pause']);
+const COUNTS = new Set(['records failed', 'duplicates', '429 answers', 'requests sent before the pause', 'requests']);
 const DIGITS = {
   ms: 1,
   s: 2,
@@ -157,6 +162,12 @@ async function main() {
     say(`crm-integration-sdk benchmark, W5, W5b and W6 alone, ${W5_RUNS} interleaved runs (medians)\n`);
     const { chart } = await runW5(record, W5_RUNS);
     say(`\nwrote ${chart}; bench/RESULTS.md left as it is (BENCH_ONLY)`);
+    return;
+  }
+  if (ONLY === 'w7') {
+    say(`crm-integration-sdk benchmark, W7 alone, ${W7_RUNS || 1} runs (medians)\n`);
+    await runW7(record, W7_RUNS || 1);
+    say('\nbench/RESULTS.md left as it is (BENCH_ONLY)');
     return;
   }
   if (ONLY === 'abort') {
@@ -297,6 +308,7 @@ async function main() {
   // One run each, not interleaved: a quadratic abort of 100,000 calls takes tens of seconds.
   await runAbort(record);
   if (W5_RUNS > 0) await runW5(record, W5_RUNS);
+  if (W7_RUNS > 0) await runW7(record, W7_RUNS);
 
   record(
     'bundle, min+gzip',

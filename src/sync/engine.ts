@@ -115,6 +115,9 @@ export class Engine {
   }
 
   async run(source: SyncSource): Promise<SyncReport> {
+    const { signal } = this.#options;
+    const onAbort = () => this.#fail(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await this.#settle(await this.#s.journal.pending(this.#s.tenant), this.#options.inDoubt ?? 'report');
       await this.#lists(source);
@@ -124,6 +127,7 @@ export class Engine {
     }
     this.#sender.stop();
     await this.#sender.idle();
+    signal?.removeEventListener('abort', onAbort);
     // The outcomes and removed intents of the requests answered, whatever stopped the run.
     await this.#committer.flush();
     const failure = this.#fatal ?? this.#sender.failure;

@@ -68,6 +68,7 @@ export class Sender {
   #head = 0;
   readonly #ready: Job[] = [];
   #workers = 0;
+  #spawning = false;
   #refill: Promise<void> | undefined;
   #stopped = false;
   #failure: { error: unknown } | undefined;
@@ -92,21 +93,29 @@ export class Sender {
   push(job: Job): void {
     if (this.#stopped) return;
     this.#queue.push(job);
-    while (this.#workers < this.#concurrency && this.#workers < this.backlog) {
-      this.#workers++;
-      void this.#work();
+    // Workers start after the jobs pushed in this turn are all queued, so that the first refill
+    // writes the intents of a whole group rather than the first job's alone.
+    if (!this.#spawning) {
+      this.#spawning = true;
+      queueMicrotask(() => {
+        this.#spawning = false;
+        while (!this.#stopped && this.#workers < this.#concurrency && this.#workers < this.backlog) {
+          this.#workers++;
+          void this.#work();
+        }
+      });
     }
   }
 
   /** Resolves when the backlog is under `limit` (the reader of a list waits on it, so that it never holds much data). */
   room(limit: number): Promise<void> {
-    if (this.backlog < limit || this.#workers === 0) return Promise.resolve();
+    if (this.backlog < limit || (this.#workers === 0 && !this.#spawning)) return Promise.resolve();
     return new Promise((resolve) => this.#space.push({ limit, resolve }));
   }
 
   /** Resolves when every job pushed has been answered (or dropped, after stop()). */
   idle(): Promise<void> {
-    if (this.#workers === 0) return Promise.resolve();
+    if (this.#workers === 0 && !this.#spawning) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
