@@ -56,7 +56,7 @@ try {
     `import { CrmClient, CrmNotFoundError, type Opportunity, type PagePromise, type Contact } from 'crm-integration-sdk';
 import { instrumentCrm } from 'crm-integration-sdk/otel';
 import { memoryStore, type PaceStore, redisStore } from 'crm-integration-sdk/redis';
-import { memoryJournal, sqliteJournal, type SyncJournal } from 'crm-integration-sdk/sync';
+import { CrmSync, memoryJournal, sqliteJournal, type SyncJournal, type SyncReport } from 'crm-integration-sdk/sync';
 import { postgresJournal } from 'crm-integration-sdk/postgres';
 import { startFakeCrmServer } from 'crm-integration-sdk/testing';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
@@ -71,6 +71,8 @@ export const journals: SyncJournal[] = [
   // A pg Pool fits postgresJournal() as it is (never connected here).
   postgresJournal(new pg.Pool({ connectionString: 'postgres://localhost/app' }), { schema: 'crm_sync' }),
 ];
+export const load = (crm: CrmClient): Promise<SyncReport> =>
+  new CrmSync(crm, { journal: journals[0] as SyncJournal }).run({ accounts: [{ key: 'ERP-1', data: { name: 'Consumer Ltd' } }] });
 export const paced = new CrmClient({ baseUrl: 'http://crm.test', throttle: { mode: 'auto', store: memoryStore() } });
 
 export async function main(): Promise<string> {
@@ -131,12 +133,13 @@ const exporter = new otelSdk.InMemorySpanExporter();
 const stop = sdkOtel.instrumentCrm({ tracerProvider: new otelSdk.TracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor({ exporter })] }) });
 const crm = new sdk.CrmClient({ ...server.fake.credentials, baseUrl: server.url, throttle: { mode: 'auto', store: sdkRedis.memoryStore() } });
 const account = await crm.accounts.create({ name: 'Acme' });
-const journal = sdkSync.sqliteJournal(':memory:');
-await journal.open();
-await journal.close();
 const refused = await sdkPostgres.postgresJournal({ connect: () => Promise.reject(new Error('down')) }).open().catch((e) => e);
 if (!(refused instanceof sdkSync.SyncJournalError) || refused.reason !== 'unavailable') throw new Error('postgres: ' + refused);
 stop();
+const sync = new sdkSync.CrmSync(crm, { journal: sdkSync.sqliteJournal(':memory:') });
+const synced = await sync.run({ accounts: [{ key: 'ERP-1', data: { name: 'Synced' } }] });
+const again = await sync.run({ accounts: [{ key: 'ERP-1', data: { name: 'Synced' } }] });
+if (synced.created !== 1 || again.unchanged !== 1) throw new Error('sync: ' + JSON.stringify([synced, again]));
 await server.close();
 if (!account.id) throw new Error('no id');
 const names = exporter.getFinishedSpans().map((span) => span.name).sort().join();

@@ -41,7 +41,9 @@ function checkSource(source: SyncSource): void {
       rejectInput(name, 'Unknown list: accounts, contacts, opportunities and activities are synced');
     }
     if (list === undefined) continue;
+    // A string is iterable too, by characters: never what a list means.
     const iterable =
+      typeof list !== 'string' &&
       list !== null &&
       (typeof (list as Iterable<unknown>)[Symbol.iterator] === 'function' ||
         typeof (list as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function');
