@@ -152,6 +152,7 @@ describe('CrmSync.run()', () => {
     await expect(sync.run(erpSource(1), { concurrency: 0 })).rejects.toBeInstanceOf(CrmValidationError);
     await expect(sync.run({ leads: [] } as never)).rejects.toThrow(/Unknown list/);
     await expect(sync.run({ accounts: 5 } as never)).rejects.toThrow(/Iterable/);
+    await expect(sync.run({ accounts: 'A1,A2' } as never)).rejects.toThrow(/Iterable/);
     expect(sent()).toEqual([]);
   });
 });
