@@ -6,4 +6,4 @@ test('the generated field docs are what the generator writes from the TSDoc toda
   const committed = await readFile(new URL('../../src/cli/field-docs.generated.ts', import.meta.url), 'utf8');
 
   expect(committed).toBe(fieldDocsSource());
-}, 30_000);
+});

@@ -65,7 +65,7 @@ describe('crm mcp', () => {
   beforeAll(async () => {
     srv = await startFakeCrmServer({ seed: seed() });
     mcp = await connect(srv);
-  }, 30_000);
+  });
   afterAll(async () => {
     await mcp?.close();
     await srv?.close();
@@ -214,7 +214,7 @@ describe('crm mcp --allow-writes', () => {
   beforeAll(async () => {
     srv = await startFakeCrmServer({ seed: seed() });
     mcp = await connect(srv, '--allow-writes');
-  }, 30_000);
+  });
   afterAll(async () => {
     await mcp?.close();
     await srv?.close();
@@ -298,7 +298,7 @@ test('answers the calls under way when the client closes its input, then exits 0
   } finally {
     await srv.close();
   }
-}, 20_000);
+});
 
 test("a client message over the MCP SDK's 10 MiB limit: says so on stderr and exits 1", async () => {
   const srv = await startFakeCrmServer({ seed: seed() });
@@ -321,4 +321,4 @@ test("a client message over the MCP SDK's 10 MiB limit: says so on stderr and ex
   } finally {
     await srv.close();
   }
-}, 20_000);
+});

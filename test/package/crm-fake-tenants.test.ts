@@ -49,7 +49,7 @@ test('--tenants serves each tenant with its own printed key, which opens that te
     bin.child.kill('SIGTERM');
     expect(await bin.exit).toBe(0);
   }
-}, 20_000);
+});
 
 test('--seed serves the tenants and records of a file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'crm-fake-seed-'));
@@ -76,7 +76,7 @@ test('--seed serves the tenants and records of a file', async () => {
     bin.child.kill('SIGTERM');
     expect(await bin.exit).toBe(0);
   }
-}, 20_000);
+});
 
 test('a bad seed file is wrong usage: exit 2, the reason on stderr, and no key from the file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'crm-fake-seed-'));

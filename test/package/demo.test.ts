@@ -22,7 +22,7 @@ describe('npm run demo', () => {
     expect(stdout).toContain('404 handled');
     expect(stdout).toContain('validation handled: type, subject');
     expect(stdout.trimEnd().endsWith('Done.')).toBe(true);
-  }, 20_000);
+  });
 });
 
 describe('the crm-fake bin', () => {
@@ -55,7 +55,7 @@ describe('the crm-fake bin', () => {
       bin.child.kill('SIGTERM');
       expect(await bin.exit).toBe(0);
     }
-  }, 20_000);
+  });
 
   test.each(['--help', '-h'])('%s prints the usage with every option to stdout and exits 0', async (flag) => {
     const bin = run(['dist/crm-fake.js', flag]);
@@ -137,7 +137,7 @@ describe('the crm-fake bin', () => {
       bin.child.kill('SIGTERM');
       expect(await bin.exit).toBe(0);
     }
-  }, 20_000);
+  });
 
   test('a port already in use is reported in one line, exit 1', async () => {
     const { createServer } = await import('node:http');

@@ -230,7 +230,7 @@ describe('TypeScript, module node16, skipLibCheck false', () => {
     );
 
     expect(await tsc(bare)).toBe('no errors');
-  }, 60_000);
+  }, 180_000);
 
   test("with msw, the same project compiles and sees fake.handlers as msw's RequestHandler[]", async () => {
     const handlers = `import type { RequestHandler } from 'msw' with { 'resolution-mode': 'import' };
@@ -248,7 +248,7 @@ export const wrong: string[] = createFakeCrm().handlers;
     await writeFile(join(withMsw, 'tsconfig.json'), JSON.stringify({ ...tsconfig, files }));
 
     expect(await tsc(withMsw)).toBe('no errors');
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('esbuild --bundle --platform=browser', () => {

@@ -19,6 +19,8 @@ export interface FaultClock {
   runUntil(done: () => boolean, fault: FaultServer): Promise<void>;
   /** Moves the clock by `ms` once the server holds every request sent so far. */
   advance(ms: number, fault: FaultServer): Promise<void>;
+  /** `promise`, once the clock has run (as `runUntil`) until it settled. */
+  settle<T>(promise: Promise<T>, fault: FaultServer): Promise<T>;
 }
 
 /** Registers the fake clock for the tests of the calling file; returns its view of the current test. */
@@ -51,12 +53,7 @@ export function useFaultClock(): FaultClock {
         // A client between two timers may be awaiting something real (ky, imported at a first
         // retry): the clock stands until it waits on a timer again, or has sent, or is done.
         const sent = spied().mock.calls.length;
-        await vi.waitFor(
-          () => {
-            if (!(done() || vi.getTimerCount() > 0 || spied().mock.calls.length > sent)) throw new Error('busy');
-          },
-          { timeout: 10_000, interval: 1 },
-        );
+        await realPoll(() => done() || vi.getTimerCount() > 0 || spied().mock.calls.length > sent);
         if (done() || spied().mock.calls.length > sent) continue;
         // One timer, synchronously: nothing real happens between choosing it and running it.
         vi.advanceTimersToNextTimer();
@@ -67,7 +64,22 @@ export function useFaultClock(): FaultClock {
       await delivered(fault);
       await vi.advanceTimersByTimeAsync(ms);
     },
+    async settle(promise, fault) {
+      const call = watched(promise);
+      await this.runUntil(() => call.settled, fault);
+      return promise;
+    },
   };
+}
+
+// The timers of the machine, taken before any test fakes them (vi.waitFor and expect.poll move a
+// fake clock as they poll).
+const realSetTimeout = globalThis.setTimeout;
+
+/** Polls `ready` on real time, every 2 ms, until it holds or 20 s pass (a bound for a hang, not a speed). */
+export async function realPoll(ready: () => boolean): Promise<void> {
+  const until = process.hrtime.bigint() + 20_000_000_000n;
+  while (!ready() && process.hrtime.bigint() < until) await new Promise((resolve) => realSetTimeout(resolve, 2));
 }
 
 /** A promise, and whether it has settled yet (as of the last turn of the microtask queue). */
@@ -83,4 +95,21 @@ export function watched<T>(promise: Promise<T>): { readonly promise: Promise<T>;
       return settled;
     },
   };
+}
+
+/**
+ * `run()` on a clock that stands still: what it returns must come over the sockets alone, with no
+ * timer run (a wait, a backoff, a timeout), or the test fails. For "ends at once": a bound in
+ * milliseconds says the same, but a busy machine overruns it.
+ */
+export async function withoutTime<T>(run: () => Promise<T>): Promise<T> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+  try {
+    const call = watched(run());
+    await realPoll(() => call.settled);
+    expect(call.settled, 'settled with the clock standing').toBe(true);
+    return await call.promise;
+  } finally {
+    vi.useRealTimers();
+  }
 }
