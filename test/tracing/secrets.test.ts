@@ -292,6 +292,8 @@ describe('a credential header echoed in part', () => {
 
     const error = await rejection(crm.opportunities.get('opp_1'));
 
-    expect(error.message).toBe('401 from GET /integrations/v1/opportunities/opp_1: theme dark, path /, 401');
+    expect(error.message).toBe(
+      "401 from GET /integrations/v1/opportunities/opp_1: the API key was refused for tenant 'tenant_1': theme dark, path /, 401",
+    );
   });
 });

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Field, FieldSchema } from '../commands';
 import { nearest } from '../../internal/endpoint/suggest';
+import type { Field, FieldSchema } from '../commands';
 import type { TypeColumns } from './columns';
 import { SourceError, shown } from './source-error';
 

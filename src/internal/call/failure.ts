@@ -61,3 +61,30 @@ export class AttemptFailure extends Error {
     this.failure = failure;
   }
 }
+
+/** What fetch implementations reject with for a failed connection, as ky's `isNetworkError` tells (is-network-error 1.3). */
+const NETWORK_MESSAGES = new Set([
+  'network error', // Chrome
+  'NetworkError when attempting to fetch resource.', // Firefox
+  'The Internet connection appears to be offline.', // Safari 16
+  'Network request failed', // cross-fetch
+  'fetch failed', // undici (Node)
+  'terminated', // undici, a body cut off
+  ' A network error occurred.', // Bun
+  'Network connection lost', // Cloudflare Workers
+]);
+
+/**
+ * A failed connection, told apart from a bug in a custom `fetch` (a `TypeError` too: `Cannot read
+ * properties of undefined`), as ky tells them apart: only the first is worth a retry.
+ */
+export function isNetworkFailure(error: unknown): boolean {
+  if (!(error instanceof TypeError)) return false;
+  const { message } = error;
+  return (
+    NETWORK_MESSAGES.has(message) ||
+    /^(error sending request for url|Failed to fetch( \(.*\))?$)/.test(message) || // Deno; Chrome
+    // Safari 17 and later: a generic message, without a stack
+    (/^Load failed( \(.*\))?$/.test(message) && error.stack === undefined)
+  );
+}

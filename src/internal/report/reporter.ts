@@ -131,7 +131,13 @@ export function createReporter(options: TransportOptions): Reporter {
           const words = !keepsNoBody(call.request) || status >= 400 ? serverMessageOf(parsed) : undefined;
           const said = quoted(note ?? words ?? fallback, call);
           const ErrorClass = apiErrorClassFor(status);
-          return new ErrorClass(`${status} from ${where}${said ? `: ${said}` : ''}`, {
+          // A key used with another tenant's id reads as a wrong key: the tenant, not a secret, says which.
+          const { tenantId } = call.request;
+          const refused =
+            status === 401 && call.request.endpoint.auth === 'apiKey' && tenantId
+              ? `: the API key was refused for tenant '${quoted(tenantId, call, 100)}'`
+              : '';
+          return new ErrorClass(`${status} from ${where}${refused}${said ? `: ${said}` : ''}`, {
             ...factsOf(status, headers, call),
             body,
           });

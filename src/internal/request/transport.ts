@@ -1,7 +1,7 @@
 import { CrmError, sideEffectsOf } from '../../core/errors';
 import { retryAfterMsOf } from '../../core/retry-after';
 import type { Pagination } from '../../schemas/pagination';
-import { AttemptFailure, type Outcome, type Received } from '../call/failure';
+import { AttemptFailure, isNetworkFailure, type Outcome, type Received } from '../call/failure';
 import { type CallState, credentialOf, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
 import { withExtras } from '../hatches/extras';
@@ -229,8 +229,8 @@ export class Transport {
 function attempted(method: string, outcome: Outcome, redirectedAsGet: boolean): Attempted {
   if (!('response' in outcome)) {
     const { error, timedOut } = outcome;
-    // fetch rejects with a TypeError for any network error (the Fetch standard); anything else is not one.
-    const failed = timedOut ? 'timeout' : error instanceof TypeError ? 'network' : 'other';
+    // A TypeError with a network failure's words; another (a custom fetch's bug) is not retried.
+    const failed = timedOut ? 'timeout' : isNetworkFailure(error) ? 'network' : 'other';
     const sideEffects = redirectedAsGet
       ? 'unknown'
       : sideEffectsOf({ status: undefined, cause: timedOut ? undefined : error });
