@@ -1,5 +1,6 @@
 import { expect, test, vi } from 'vitest';
 import { CrmAbortError, CrmConnectionError, CrmTimeoutError } from '../../src/index';
+import { watched } from '../support/fault-clock';
 import {
   clientFor,
   failure,
@@ -128,23 +129,36 @@ test('aborting one signal shared by 1,000 calls rejects every unfinished call wi
 });
 
 test('totalTimeout also bounds the time a call waits for a maxConcurrency slot', async () => {
-  // The only slot is held by a call the server never answers (it gives up after 600 ms).
-  fault().script('GET', OPP_PATH, reply.hang());
-  fault().otherwise('GET', OPP_PATH, reply.ok(OPPORTUNITY));
-  const crm = clientFor(fault(), { maxConcurrency: 1, maxRetries: 0 });
-  const holder = failure(crm.opportunities.get(OPP_ID, { timeout: 600 }));
-  await fault().waitForRequests(1);
+  // On a fake clock, moved once the server holds the request: the slot frees at 600 ms, whatever
+  // the machine's load, and the waiting call must have ended before.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+  try {
+    // The only slot is held by a call the server never answers (it gives up after 600 ms).
+    fault().script('GET', OPP_PATH, reply.hang());
+    fault().otherwise('GET', OPP_PATH, reply.ok(OPPORTUNITY));
+    const crm = clientFor(fault(), { maxConcurrency: 1, maxRetries: 0 });
+    const holder = failure(crm.opportunities.get(OPP_ID, { timeout: 600 }));
+    await fault().waitForRequests(1);
 
-  const started = performance.now();
-  const outcome = await crm.opportunities.get(OPP_ID, { totalTimeout: 150 }).then(
-    () => 'succeeded',
-    (error: unknown) => error,
-  );
-  const elapsed = performance.now() - started;
-  await holder;
+    const started = performance.now();
+    const waiting = watched(
+      crm.opportunities.get(OPP_ID, { totalTimeout: 150 }).then(
+        () => 'succeeded',
+        (error: unknown) => error,
+      ),
+    );
+    while (!waiting.settled && performance.now() - started < 590) await vi.advanceTimersByTimeAsync(10);
+    const elapsed = performance.now() - started;
+    expect(waiting.settled).toBe(true);
+    await vi.advanceTimersByTimeAsync(600);
+    await holder;
 
-  expect(outcome).toBeInstanceOf(CrmTimeoutError);
-  expect(elapsed).toBeLessThan(450);
-  // The call timed out in the queue: it never reached the server.
-  expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+    expect(await waiting.promise).toBeInstanceOf(CrmTimeoutError);
+    expect(elapsed).toBeGreaterThanOrEqual(150);
+    expect(elapsed).toBeLessThan(600);
+    // The call timed out in the queue: it never reached the server.
+    expect(fault().received('GET', OPP_PATH)).toHaveLength(1);
+  } finally {
+    vi.useRealTimers();
+  }
 });
