@@ -19,7 +19,7 @@ const LEADING_DASHES = /^[\p{Pd}\u00ad\u02d7\u2043\u207b\u208b\u2212\u2796]+/u;
  * The value after `=` is kept as typed. Anything else (`−5`, a lone `—`, a flag all in ASCII) is
  * returned as it is.
  */
-export function asFlag(arg: string): string {
+function asFlag(arg: string): string {
   const dashes = LEADING_DASHES.exec(arg)?.[0];
   if (!dashes) return arg;
   const rest = arg.slice(dashes.length);

@@ -34,7 +34,7 @@ export async function write(stream: Writable, text: string): Promise<void> {
  * controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), which change the order a
  * terminal shows text in. Escaped, the JSON means the same (they can only occur inside strings).
  */
-export const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `text` with each character `pattern` finds written as `\\uXXXX`: JSON's escape, readable anywhere. */
 export const escaped = (text: string, pattern: RegExp): string =>

@@ -29,6 +29,10 @@ Options:
   --burst <n>        requests a key may send at once after a quiet spell: the size of its
                      token bucket, which starts full (default: the --rate-limit, rounded up)
   --latency <ms>     delay every answer by this many milliseconds (default: 0)
+  --log-requests <n> the most requests the fake's log keeps, the oldest dropped first
+                     (default: 10000)
+  --log-bytes <n>    the most bytes of requests (bodies, paths, headers) the log keeps, the
+                     oldest dropped first (default: 67108864, 64 MiB)
   -h, --help         print this help and exit
 `;
 
@@ -51,6 +55,8 @@ function parse() {
         'rate-limit': { type: 'string' },
         burst: { type: 'string' },
         latency: { type: 'string', default: '0' },
+        'log-requests': { type: 'string' },
+        'log-bytes': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -92,6 +98,9 @@ const records = wholeNumber('records', values.records ?? '5');
 const served = servedTenants();
 // The largest delay setTimeout honours: past it, it fires at once.
 const latencyMs = wholeNumber('latency', values.latency, 2_147_483_647);
+const maxLoggedRequests =
+  values['log-requests'] === undefined ? undefined : wholeNumber('log-requests', values['log-requests']);
+const maxLoggedBytes = values['log-bytes'] === undefined ? undefined : wholeNumber('log-bytes', values['log-bytes']);
 if (values.burst !== undefined && values['rate-limit'] === undefined) usageError('--burst needs --rate-limit');
 const perSecond = values['rate-limit'] === undefined ? undefined : rate(values['rate-limit']);
 let rateLimit: { perSecond: number; burst: number } | undefined;
@@ -124,6 +133,8 @@ const server = await startFakeCrmServer({
   host: values.host,
   rateLimit,
   latencyMs,
+  maxLoggedRequests,
+  maxLoggedBytes,
   tenantId: served.tenantId,
   seed: served.seed,
 }).catch((error: unknown) => {

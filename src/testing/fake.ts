@@ -108,10 +108,35 @@ export interface FakeCrmOptions {
    * `content-length` says so), and the rest is not read. Default 4 MiB (4,194,304).
    */
   maxRequestBytes?: number | undefined;
+  /**
+   * The most requests the `requests` log keeps: past it, the oldest go first, and
+   * `requests.dropped` counts them. A fake left running as a shared server would otherwise grow
+   * with every request. 0 keeps none. Default 10,000.
+   */
+  maxLoggedRequests?: number | undefined;
+  /**
+   * The most bytes of requests (bodies, paths, queries and headers, as received) the `requests`
+   * log keeps: past it, the oldest go first, and `requests.dropped` counts them. 60 bodies of
+   * 4 MiB held 362 MiB. Default 64 MiB (67,108,864); the newest request is kept whatever its size.
+   */
+  maxLoggedBytes?: number | undefined;
 }
 
 /** `FakeCrmOptions.maxRequestBytes`'s default: 4 MiB, between nginx's 1 and API Gateway's 10. */
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** `FakeCrmOptions.maxLoggedRequests`'s default. */
+const MAX_LOGGED_REQUESTS = 10_000;
+/** `FakeCrmOptions.maxLoggedBytes`'s default: 64 MiB. */
+const MAX_LOGGED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The requests a fake received, oldest first, within `maxLoggedRequests` and `maxLoggedBytes`:
+ * an array, with `dropped`, the number of older requests it let go.
+ */
+export interface FakeRequestLog extends Array<FakeRequest> {
+  /** How many requests, the oldest, were dropped to keep the log within its bounds (0 after `reset()`). */
+  readonly dropped: number;
+}
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
@@ -127,26 +152,34 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * A request's body as text, read up to `max` bytes: undefined when it is longer, and then the
  * rest is not read (a 256 MiB POST would otherwise be held whole in memory).
  */
-async function textOf(request: Request, max: number): Promise<string | undefined> {
+async function textOf(request: Request, max: number): Promise<{ text: string | undefined; bytes: number }> {
   if (Number(request.headers.get('content-length') ?? 0) > max) {
     await request.body?.cancel().catch(() => {});
-    return undefined;
+    return { text: undefined, bytes: 0 };
   }
-  if (!request.body) return '';
+  if (!request.body) return { text: '', bytes: 0 };
   const reader = request.body.getReader();
   const decoder = new TextDecoder();
   let text = '';
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
+    if (done) return { text: text + decoder.decode(), bytes: size };
     size += value.byteLength;
     if (size > max) {
       await reader.cancel().catch(() => {});
-      return undefined;
+      return { text: undefined, bytes: 0 };
     }
     text += decoder.decode(value, { stream: true });
   }
+}
+
+/** A bound given as an option: a whole number, 0 or more. */
+function wholeOption(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`${name} must be a whole number, 0 or more, not ${value}`);
+  }
+  return value;
 }
 
 /** A new `x-request-id`, unique per answer across fakes, as a service's would be. */
@@ -169,8 +202,11 @@ const compiled = Object.entries(endpoints).map(([name, endpoint]) => ({
  */
 export class FakeCrmCore {
   readonly store: FakeStore;
-  /** Every request received, oldest first. */
-  readonly requests: FakeRequest[] = [];
+  /**
+   * The requests received, oldest first: the newest `maxLoggedRequests`, within `maxLoggedBytes`.
+   * `requests.dropped` says how many older ones were let go.
+   */
+  readonly requests: FakeRequestLog;
   readonly baseUrl: string;
   readonly tenantId: string;
   readonly adminToken: string;
@@ -184,8 +220,11 @@ export class FakeCrmCore {
   /** Milliseconds every answer is delayed by (`FakeCrmOptions.latencyMs`). */
   readonly latencyMs: number;
   readonly #maxRequestBytes: number;
+  readonly #maxLogged: { readonly requests: number; readonly bytes: number };
+  /** The log's bytes, and each entry's, so that dropping one takes its size off. */
+  readonly #logged = { bytes: 0, dropped: 0, sizes: new WeakMap<FakeRequest, number>() };
 
-  /** Throws a RangeError for an invalid `rateLimit`, `latencyMs` or `maxRequestBytes`. */
+  /** Throws a RangeError for an invalid `rateLimit`, `latencyMs`, `maxRequestBytes`, `maxLoggedRequests` or `maxLoggedBytes`. */
   constructor(options: FakeCrmOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'https://crm.fake').replace(/\/+$/, '');
     this.#basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
@@ -208,6 +247,16 @@ export class FakeCrmCore {
       throw new RangeError(`maxRequestBytes must be a whole number of bytes, 0 or more, not ${max}`);
     }
     this.#maxRequestBytes = max;
+    this.#maxLogged = {
+      requests: wholeOption('maxLoggedRequests', options.maxLoggedRequests ?? MAX_LOGGED_REQUESTS),
+      bytes: wholeOption('maxLoggedBytes', options.maxLoggedBytes ?? MAX_LOGGED_BYTES),
+    };
+    const logged = this.#logged;
+    // Not enumerable: the log compares, spreads and prints as the array it is.
+    this.requests = Object.defineProperty([] as FakeRequest[], 'dropped', {
+      get: () => logged.dropped,
+      enumerable: false,
+    }) as FakeRequestLog;
     this.store = new FakeStore(options.now, this.tenantId);
     this.store.addTenant({
       id: this.tenantId,
@@ -260,7 +309,38 @@ export class FakeCrmCore {
   reset(): void {
     this.#faults.length = 0;
     this.requests.length = 0;
+    this.#logged.bytes = 0;
+    this.#logged.dropped = 0;
     this.#buckets.clear();
+  }
+
+  /** Adds a request to the log, and lets the oldest go while the log is over either bound. */
+  #log(entry: FakeRequest, size: number): void {
+    const log = this.requests;
+    const logged = this.#logged;
+    // A test may empty the log itself (`requests.length = 0`).
+    if (log.length === 0) logged.bytes = 0;
+    let bytes = size;
+    for (const [name, value] of Object.entries(entry.headers)) bytes += name.length + value.length;
+    logged.sizes.set(entry, bytes);
+    logged.bytes += bytes;
+    log.push(entry);
+    let over = 0;
+    let freed = 0;
+    const { requests, bytes: most } = this.#maxLogged;
+    // The newest is kept whatever its size (not with maxLoggedRequests: 0): a test reads its own request.
+    while (
+      over < log.length &&
+      (log.length - over > requests || (over < log.length - 1 && logged.bytes - freed > most))
+    ) {
+      freed += logged.sizes.get(log[over] as FakeRequest) ?? 0;
+      over++;
+    }
+    if (over === 0) return;
+    // One splice for the run of oldest entries: shifting them one at a time is quadratic.
+    log.splice(0, over);
+    logged.bytes -= freed;
+    logged.dropped += over;
   }
 
   /** Answers one request. A dropped connection is `Response.error()` (status 0). */
@@ -268,8 +348,10 @@ export class FakeCrmCore {
     const url = new URL(request.url);
     const path = url.pathname.startsWith(this.#basePath) ? url.pathname.slice(this.#basePath.length) : url.pathname;
     const match = compiled.find((c) => c.endpoint.method === request.method && c.pattern.test(path));
-    const text =
-      request.method === 'GET' || request.method === 'HEAD' ? '' : await textOf(request, this.#maxRequestBytes);
+    const { text, bytes } =
+      request.method === 'GET' || request.method === 'HEAD'
+        ? { text: '', bytes: 0 }
+        : await textOf(request, this.#maxRequestBytes);
     let body: unknown;
     let badJson = false;
     try {
@@ -288,7 +370,7 @@ export class FakeCrmCore {
       requestId: newRequestId(),
       receivedAt: this.#clock().getTime(),
     };
-    this.requests.push(entry);
+    this.#log(entry, bytes + url.pathname.length + url.search.length);
 
     let response: Response;
     try {

@@ -90,3 +90,14 @@ test('a bad seed file is wrong usage: exit 2, the reason on stderr, and no key f
   expect(stderr).toMatch(/^crm-fake: --seed .*seed\.json: not valid JSON/);
   expect(stderr).not.toContain('SECRET');
 });
+
+test('crm-fake takes the bounds of its request log, and refuses one that is no whole number', async () => {
+  const { bin, url } = await started(['--log-requests', '100', '--log-bytes', '1048576']);
+  expect((await fetch(`${url}/integrations/v1/contacts`)).status).toBe(401);
+  bin.child.kill('SIGTERM');
+  expect(await bin.exit).toBe(0);
+
+  const wrong = runNode(['dist/crm-fake.js', '--log-bytes', '64MiB']);
+  expect(await wrong.exit).toBe(2);
+  expect(wrong.output().stderr).toMatch(/^crm-fake: --log-bytes must be a whole number, not "64MiB"/);
+});
