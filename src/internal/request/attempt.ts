@@ -4,6 +4,7 @@ import type { TransportOptions } from '../call/settings';
 import type { Reporter } from '../report/reporter';
 import type { CallTrace } from '../tracing/trace';
 import type { KeyPacer, Ticket } from '../waiting/pacer';
+import { AttemptBound } from './bound';
 import { readBodyText } from './read-body';
 
 /** Where an attempt goes: the call's own URL and request, or a redirect's. */
@@ -49,35 +50,30 @@ export async function attempt(
   state.attempts += 1;
   const started = options.logger ? performance.now() : 0;
   const limit = deadline === undefined ? settings.timeout : Math.min(settings.timeout, deadline - Date.now());
-  const controller = new AbortController();
-  const timer = controller.signal;
-  const clock = setTimeout(() => controller.abort(), Math.max(0, limit));
+  const bound = new AttemptBound(Math.max(0, limit), signal);
   let status = 0;
   let failure: unknown;
   try {
-    const stop = signal ? AbortSignal.any([signal, timer]) : timer;
-    const init: RequestInit = { ...options.fetchOptions, ...target.init, signal: stop };
+    const init: RequestInit = { ...options.fetchOptions, ...target.init, signal: bound.signal };
     // Looked up at call time, so that a fetch patched later (MSW, instrumentation) is the one used.
     const fetch = options.fetch ?? globalThis.fetch;
-    // A fetch of the caller's may not listen to its signal: its answer and its body are raced
-    // against it, so that the timeout and the caller's abort still end the attempt and free its slot.
-    const bounded = options.fetch === undefined ? asItIs : <T>(promise: Promise<T>) => until(promise, stop);
     // Its time at the pacer is when it goes, not when its turn was given: the awaits between the two
     // are long while a job's first calls are being queued, and a slow bucket was measured low by them.
     paced?.pacer.sent(paced.ticket);
     const heard = (response: Response): Promise<string> => {
       status = response.status;
       if (paced) paced.pacer.learned(paced.ticket, status, response.headers, settings.maxRetryAfter);
-      return bounded(readBodyText(response, options.maxResponseBytes));
+      return readBodyText(response, options.maxResponseBytes, bound);
     };
+    // The answer and its body end with the attempt whatever fetch does with its signal (bound.ts).
     if (trace) {
       return await trace.attempt(target.href, init, async (href, init) => {
-        const response = await bounded(exchange(fetch, href, init));
+        const response = await bound.response(exchange(fetch, href, init));
         return { response, text: await heard(response) };
       });
     }
     // Untraced, in this frame: an async function less per call (PERFORMANCE.md, "Few async frames per call").
-    const response = await bounded(exchange(fetch, target.href, init));
+    const response = await bound.response(exchange(fetch, target.href, init));
     return { response, text: await heard(response) };
   } catch (error) {
     failure = error;
@@ -86,38 +82,10 @@ export async function attempt(
       state.sideEffects = 'unknown';
       throw error;
     }
-    return { error, timedOut: timer.aborted };
+    return { error, timedOut: bound.timedOut };
   } finally {
-    clearTimeout(clock);
+    bound.dispose();
     const { logger } = options;
     if (logger) reporter.log(logger, request, state, target, status, failure, performance.now() - started);
   }
-}
-
-/** The global fetch (undici, MSW, a browser's) ends its promise and its body when its signal aborts. */
-const asItIs = <T>(promise: Promise<T>): Promise<T> => promise;
-
-/**
- * `promise`, or the signal's reason once it aborts; what it settles with later is dropped, a
- * rejection included.
- */
-function until<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', abort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(error);
-      },
-    );
-  });
 }

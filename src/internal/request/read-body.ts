@@ -1,44 +1,69 @@
 import { AttemptFailure } from '../call/failure';
+import type { AttemptBound } from './bound';
+
+const ignore = (): void => {};
+/** Used without `stream`, a decoder keeps nothing between calls: one serves every body. */
+const utf8 = new TextDecoder();
 
 /**
  * Reads a response body as text, refusing more than `limit` bytes: a declared length over the
- * limit fails before reading, and a chunked or compressed body fails as soon as it passes it,
- * so memory stays bounded whatever the server sends.
+ * limit fails before reading, and any body fails as soon as it passes it, so memory stays bounded
+ * whatever the server sends. The read ends when the attempt does (`bound` cancels its reader),
+ * whatever the body's stream does with fetch's signal.
  */
-export function readBodyText(response: Response, limit: number): Promise<string> {
+export function readBodyText(response: Response, limit: number, bound: AttemptBound): Promise<string> {
   const body = response.body;
   if (!body) return Promise.resolve('');
   const declared = response.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) {
     return body
       .cancel()
-      .catch(() => undefined)
+      .catch(ignore)
       .then(() => {
         throw tooLarge(response, Number(declared));
       });
   }
-  // A declared, uncompressed length within the limit is what arrives: read in one go
-  // (PERFORMANCE.md, "Small things on every call").
-  if (declared !== null && !response.headers.has('content-encoding')) return response.text();
-  return readCapped(response, body, limit);
+  const reader = body.getReader();
+  bound.reading(reader);
+  return readCapped(response, reader, limit, bound);
 }
 
-async function readCapped(response: Response, body: ReadableStream<Uint8Array>, limit: number): Promise<string> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
+/**
+ * The chunks kept as they come and decoded once at the end, as `Response.text()` does, so that a
+ * body in one chunk (most) is decoded from it as it is (PERFORMANCE.md, "Small things on every call").
+ */
+async function readCapped(
+  response: Response,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limit: number,
+  bound: AttemptBound,
+): Promise<string> {
+  let first: Uint8Array | undefined;
+  let more: Uint8Array[] | undefined;
   let received = 0;
-  let text = '';
   for (;;) {
     const { done, value } = await reader.read();
+    bound.over();
     if (done) break;
     received += value.byteLength;
     if (received > limit) {
-      await reader.cancel().catch(() => undefined);
+      await reader.cancel().catch(ignore);
       throw tooLarge(response, received);
     }
-    text += decoder.decode(value, { stream: true });
+    if (first === undefined) first = value;
+    else if (more === undefined) more = [value];
+    else more.push(value);
   }
-  return text + decoder.decode();
+  if (first === undefined) return '';
+  if (more === undefined) return utf8.decode(first);
+  const whole = new Uint8Array(received);
+  whole.set(first);
+  let at = first.byteLength;
+  for (const chunk of more) {
+    whole.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return utf8.decode(whole);
 }
 
 const tooLarge = ({ status, headers }: Response, size: number) =>
