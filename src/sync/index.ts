@@ -10,6 +10,7 @@ export type {
   SyncJournalErrorReason,
   SyncJournalKey,
   SyncJournalLock,
+  SyncJournalRun,
   SyncJournalState,
   SyncType,
 } from './journal';

@@ -92,6 +92,31 @@ export interface SyncJournal {
 
   /** Closes the journal; the journal is not used again after. */
   close(): void | Promise<void>;
+
+  /**
+   * Optional, for tools that show a journal (`crm sync status`): the tenants it holds entries or
+   * runs of, in ascending order. The engine never calls it.
+   */
+  tenants?(): readonly string[] | Promise<readonly string[]>;
+
+  /**
+   * Optional, for tools that show a journal: keeps a finished run's summary in the tenant's run
+   * log (a run of the same `runId` is replaced). The engine never calls it; `crm sync apply` does.
+   */
+  addRun?(tenant: string, run: SyncJournalRun): void | Promise<void>;
+
+  /** Optional: the tenant's last `limit` (1 to 1,000) runs of the run log, the newest first. */
+  runs?(tenant: string, limit: number): readonly SyncJournalRun[] | Promise<readonly SyncJournalRun[]>;
+}
+
+/** A run in a journal's run log (see {@link SyncJournal.addRun}). */
+export interface SyncJournalRun {
+  /** The run's id, as its report gives it. */
+  readonly runId: string;
+  /** When it finished (epoch milliseconds). */
+  readonly finishedAt: number;
+  /** What the tool that ran it keeps of it, as JSON (counts, failures): stored as given, never read. */
+  readonly summary: string;
 }
 
 /** The tenant's run lock, held by one run at a time (see {@link SyncJournal.lock}). */

@@ -1,10 +1,18 @@
-import type { SyncJournal, SyncJournalChange, SyncJournalEntry, SyncJournalLock, SyncType } from './journal';
+import type {
+  SyncJournal,
+  SyncJournalChange,
+  SyncJournalEntry,
+  SyncJournalLock,
+  SyncJournalRun,
+  SyncType,
+} from './journal';
 import { SyncJournalError } from './journal-error';
 
 /** The reference engine: each method is the step every journal takes, on a sorted map per tenant and type. */
 class MemoryJournal implements SyncJournal {
   readonly #entries = new Map<string, Map<string, SyncJournalEntry>>();
   readonly #locks = new Map<string, string>();
+  readonly #runs = new Map<string, Map<string, SyncJournalRun>>();
 
   open(): void {}
 
@@ -64,6 +72,26 @@ class MemoryJournal implements SyncJournal {
   }
 
   close(): void {}
+
+  tenants(): readonly string[] {
+    const tenants = new Set(this.#runs.keys());
+    for (const [id, table] of this.#entries) if (table.size > 0) tenants.add(id.slice(0, id.indexOf('\u0000')));
+    return [...tenants].sort(compareKeys);
+  }
+
+  addRun(tenant: string, run: SyncJournalRun): void {
+    let runs = this.#runs.get(tenant);
+    if (!runs) {
+      runs = new Map();
+      this.#runs.set(tenant, runs);
+    }
+    runs.set(run.runId, { ...run });
+  }
+
+  runs(tenant: string, limit: number): readonly SyncJournalRun[] {
+    const runs = [...(this.#runs.get(tenant)?.values() ?? [])];
+    return runs.sort((a, b) => b.finishedAt - a.finishedAt).slice(0, limit);
+  }
 
   #table(tenant: string, type: SyncType): Map<string, SyncJournalEntry> | undefined {
     return this.#entries.get(`${tenant}\u0000${type}`);

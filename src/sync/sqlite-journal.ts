@@ -4,6 +4,7 @@ import type {
   SyncJournalChange,
   SyncJournalEntry,
   SyncJournalLock,
+  SyncJournalRun,
   SyncJournalState,
   SyncType,
 } from './journal';
@@ -25,6 +26,11 @@ CREATE TABLE IF NOT EXISTS locks (
 );
 PRAGMA user_version = ${FORMAT};
 `;
+
+const RUNS = `CREATE TABLE IF NOT EXISTS runs (
+  tenant TEXT NOT NULL, run_id TEXT NOT NULL, finished_at INTEGER NOT NULL, summary TEXT NOT NULL,
+  PRIMARY KEY (tenant, run_id)
+) WITHOUT ROWID;`;
 
 const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
 
@@ -142,6 +148,9 @@ class SqliteJournal implements SyncJournal {
         );
       }
       if (version === 0) db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT;`);
+      // The run log came after format 1's first files: added where it is missing, which a reader
+      // of format 1 that knows nothing of it ignores.
+      db.exec(RUNS);
       const check = db.prepare('PRAGMA quick_check(1)').get() as { quick_check: string } | undefined;
       if (check?.quick_check !== 'ok') {
         throw new SyncJournalError(
@@ -233,6 +242,37 @@ class SqliteJournal implements SyncJournal {
       }
       for (const { type, key } of change.remove ?? []) opened.remove.run(tenant, type, key);
     });
+  }
+
+  tenants(): readonly string[] {
+    const rows = this.#read(
+      () =>
+        this.#use()
+          .db.prepare('SELECT tenant FROM entries UNION SELECT tenant FROM runs ORDER BY tenant')
+          .all() as unknown as { tenant: string }[],
+    );
+    return rows.map((row) => row.tenant);
+  }
+
+  addRun(tenant: string, run: SyncJournalRun): void {
+    const opened = this.#use();
+    this.#transaction('written', () =>
+      opened.db
+        .prepare('INSERT OR REPLACE INTO runs (tenant, run_id, finished_at, summary) VALUES (?, ?, ?, ?)')
+        .run(tenant, run.runId, run.finishedAt, run.summary),
+    );
+  }
+
+  runs(tenant: string, limit: number): readonly SyncJournalRun[] {
+    const rows = this.#read(
+      () =>
+        this.#use()
+          .db.prepare(
+            'SELECT run_id, finished_at, summary FROM runs WHERE tenant = ? ORDER BY finished_at DESC LIMIT ?',
+          )
+          .all(tenant, limit) as unknown as { run_id: string; finished_at: number; summary: string }[],
+    );
+    return rows.map((row) => ({ runId: row.run_id, finishedAt: row.finished_at, summary: row.summary }));
   }
 
   close(): void {

@@ -245,6 +245,29 @@ export function describeSyncJournal(name: string, make: () => JournalUnderTest |
       });
     });
 
+    test('keeps a run log per tenant, the newest first, and lists the tenants of its entries and runs', async () => {
+      await withJournal(async (under) => {
+        const { journal } = under;
+        if (!journal.addRun || !journal.runs || !journal.tenants) return;
+        await journal.write('beta', { put: [entry('accounts', 'A-1')] });
+        await journal.addRun('alpha', { runId: 'run_1', finishedAt: 1_000, summary: '{"created":1}' });
+        await journal.addRun('alpha', { runId: 'run_2', finishedAt: 2_000, summary: '{"created":2}' });
+        await journal.addRun('alpha', { runId: 'run_1', finishedAt: 1_500, summary: '{"created":3}' });
+
+        expect(await journal.runs('alpha', 10)).toEqual([
+          { runId: 'run_2', finishedAt: 2_000, summary: '{"created":2}' },
+          { runId: 'run_1', finishedAt: 1_500, summary: '{"created":3}' },
+        ]);
+        expect(await journal.runs('alpha', 1)).toHaveLength(1);
+        expect(await journal.runs('beta', 10)).toEqual([]);
+        expect(await journal.tenants()).toEqual(['alpha', 'beta']);
+        const again = await under.reopen();
+        await again.open();
+        expect((await again.runs?.('alpha', 10))?.map((run) => run.runId)).toEqual(['run_2', 'run_1']);
+        if (again !== journal) await again.close();
+      });
+    });
+
     test('an entry with a 100 kB data and keys of any characters round-trips', async () => {
       await withJournal(async ({ journal }) => {
         const data = JSON.stringify({ description: 'x'.repeat(100_000) });

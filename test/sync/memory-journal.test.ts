@@ -1,3 +1,4 @@
+import { expect, test } from 'vitest';
 import { memoryJournal } from '../../src/sync/memory-journal';
 import { describeSyncJournal } from './journal-conformance';
 
@@ -5,4 +6,11 @@ import { describeSyncJournal } from './journal-conformance';
 describeSyncJournal('memoryJournal()', () => {
   const journal = memoryJournal();
   return { journal, reopen: () => journal };
+});
+
+test('memoryJournal() keeps a run log and lists its tenants, for crm sync status', () => {
+  const journal = memoryJournal();
+  journal.addRun?.('acme', { runId: 'run_1', finishedAt: 1, summary: '{}' });
+  expect(journal.runs?.('acme', 5)).toEqual([{ runId: 'run_1', finishedAt: 1, summary: '{}' }]);
+  expect(journal.tenants?.()).toEqual(['acme']);
 });

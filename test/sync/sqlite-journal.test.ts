@@ -127,3 +127,22 @@ describe('sqliteJournal()', () => {
     await journal.close();
   });
 });
+
+test('sqliteJournal() keeps a run log across reopening, added to a journal made before it had one', async () => {
+  const path = join(dir, 'old.db');
+  const old = new DatabaseSync(path);
+  // A format-1 file as the first version wrote it: no runs table.
+  old.exec(
+    'PRAGMA user_version = 1; CREATE TABLE entries (tenant TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, crm_id TEXT, hash TEXT NOT NULL, data TEXT NOT NULL, attempted_at INTEGER, request_id TEXT, run_id TEXT NOT NULL, PRIMARY KEY (tenant, type, key)) WITHOUT ROWID; CREATE TABLE locks (tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, at INTEGER NOT NULL);',
+  );
+  old.close();
+  const journal = sqliteJournal(path);
+  await journal.open();
+  await journal.addRun?.('acme', { runId: 'run_1', finishedAt: 1, summary: '{"created":1}' });
+  await journal.close();
+  const again = sqliteJournal(path);
+  await again.open();
+  expect(await again.runs?.('acme', 5)).toEqual([{ runId: 'run_1', finishedAt: 1, summary: '{"created":1}' }]);
+  expect(await again.tenants?.()).toEqual(['acme']);
+  await again.close();
+});
