@@ -134,8 +134,8 @@ module.exports = {
       name: 'sync-is-an-entry',
       severity: 'error',
       comment:
-        "src/sync/ is an entry ('crm-integration-sdk/sync': the sync engine, its journals): nothing outside it imports it, so that the main entry does not grow by it.",
-      from: { pathNot: '^src/(sync|postgres)/' },
+        "src/sync/ is an entry ('crm-integration-sdk/sync': the sync engine, its journals): nothing outside it imports it, so that the main entry does not grow by it. The crm command (src/cli/, a bundle of its own) runs it for `crm sync`.",
+      from: { pathNot: ['^src/(sync|postgres)/', '^src/cli/'] },
       to: { path: '^src/sync/' },
     },
     {

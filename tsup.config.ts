@@ -91,6 +91,8 @@ const configs: Options[] = [
     platform: 'node',
     external: ['@modelcontextprotocol/sdk'],
     noExternal: [...selfContained, /^csv-parse(\/|$)/],
+    // `crm sync` opens its journal with node:sqlite, which exists only by that name.
+    removeNodeProtocol: false,
     splitting: false,
     sourcemap: false,
   },

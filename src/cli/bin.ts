@@ -38,8 +38,19 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.stderr.write(describeFailure(error, !process.stderr.isTTY), () => process.exit(EXIT.other));
 });
 
-// Ctrl-C: the progress line (on a terminal) gets its newline, and the shell its usual 130.
-process.once('SIGINT', () => {
+// Ctrl-C: the progress line (on a terminal) gets its newline, and the shell its usual 130. A
+// command that can stop cleanly (`crm sync apply`: after the requests in flight have answered)
+// asks for the first one as a signal instead; the second still ends the process.
+const interrupted = new AbortController();
+let stopsOnInterrupt = false;
+process.on('SIGINT', () => {
+  if (stopsOnInterrupt && !interrupted.signal.aborted) {
+    interrupted.abort(new Error('Interrupted'));
+    if (process.stderr.isTTY) {
+      process.stderr.write('\ncrm: stopping once the requests in flight have answered (Ctrl-C again stops at once)\n');
+    }
+    return;
+  }
   if (process.stderr.isTTY) process.stderr.write('\n');
   process.exit(130);
 });
@@ -50,6 +61,13 @@ const code = await main(process.argv.slice(2), {
   env: process.env,
   readFile: (path, maxBytes) => readBounded(createReadStream(path), maxBytes),
   readStdin: (maxBytes) => readBounded(process.stdin, maxBytes),
+  stdin: process.stdin,
+  interrupt: {
+    signal: interrupted.signal,
+    stopOnInterrupt: () => {
+      stopsOnInterrupt = true;
+    },
+  },
   version: await version(),
 });
 // Exit once stdout has taken the last write: idle keep-alive connections and an MCP client's open

@@ -1,4 +1,5 @@
 import { CrmClient } from '../client';
+import type { ClientOptions } from '../options';
 import type { Command } from './commands';
 import { UsageError } from './usage-error';
 
@@ -76,7 +77,8 @@ const setting = (
 export async function clientFor(
   values: ConnectionValues,
   environment: Environment,
-  needs: Command['endpoint']['auth'],
+  needs: Command['endpoint']['auth'] | 'tenant',
+  extra: Pick<ClientOptions, 'throttle'> = {},
 ): Promise<{ crm: CrmClient; secrets: string[] }> {
   const keyFile = values['api-key-file'];
   const tokenFile = values['admin-token-file'];
@@ -90,6 +92,8 @@ export async function clientFor(
       ? await secretFrom('admin-token-file', tokenFile, environment)
       : variable(environment, 'CRM_ADMIN_TOKEN');
   const tenantId = values.tenant ?? variable(environment, 'CRM_TENANT_ID');
+  // `crm sync plan` and `resolve` send nothing, but the journal keys every record by tenant.
+  if (needs === 'tenant' && !tenantId) throw new UsageError('No tenant: pass --tenant <id> or set CRM_TENANT_ID');
   if (needs === 'apiKey') {
     if (!apiKey) throw new UsageError('No API key: set CRM_API_KEY or pass --api-key-file <path>');
     if (!tenantId) throw new UsageError('No tenant: pass --tenant <id> or set CRM_TENANT_ID');
@@ -104,6 +108,7 @@ export async function clientFor(
     adminToken,
     timeout: setting(values, environment, 'timeout', 'CRM_TIMEOUT'),
     maxRetries: setting(values, environment, 'max-retries', 'CRM_MAX_RETRIES'),
+    ...extra,
   });
   return { crm, secrets: [apiKey, adminToken].filter((secret) => secret !== undefined) };
 }

@@ -27,6 +27,8 @@ export const EXIT = {
   connection: 6,
   api: 7,
   response: 8,
+  /** `crm sync apply` finished, but some records failed or are in doubt (listed on stderr and in the report). */
+  incomplete: 9,
 } as const;
 
 /** The exit code for an error: the first class in the ladder it belongs to. */

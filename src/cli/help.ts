@@ -13,7 +13,7 @@ export const optionRows = (options: Readonly<Record<string, OptionSpec>>): [stri
   ]);
 
 /** A field's type in words, from its JSON Schema: what a flag's value must be. */
-function typeOf({ schema }: Field): string {
+export function typeOf({ schema }: Field): string {
   const types = typeof schema.type === 'string' ? [schema.type] : (schema.type ?? []);
   if (schema.enum) return `one of: ${schema.enum.join(', ')}`;
   if (schema.format === 'date-time') return 'date-time (ISO 8601, such as 2027-01-31T00:00:00Z)';
@@ -79,7 +79,8 @@ const EXIT_CODES = `Exit codes:
   5  rate limited (after the retries)
   6  connection failed or timed out
   7  any other error the API answered with
-  8  a response that failed validation`;
+  8  a response that failed validation
+  9  crm sync apply finished, but some records failed or are in doubt`;
 
 /** `crm --help`: every command, the extra commands, the options and the exit codes. */
 export const topHelp = (): string =>
@@ -90,6 +91,7 @@ export const topHelp = (): string =>
       ...commandRows(commands),
       ['openapi', 'print an OpenAPI 3.1 document of the API'],
       ['mcp [--allow-writes]', 'serve the API to AI agents over MCP (stdio)'],
+      ['sync plan|apply|status|resolve', 'load and sync a tenant from CSV or NDJSON files (crm sync --help)'],
     ])}`,
     `Options:\n${columns([...optionRows(connectionOptions), ['--version', 'print the version']])}`,
     'The API key comes from CRM_API_KEY or --api-key-file, never from a flag: other users of the\nmachine can read the command lines of its processes.',

@@ -4,18 +4,19 @@ import { nearest } from '../internal/endpoint/suggest';
 import { redactor } from '../internal/report/redaction';
 import { flagsSpelled, isSecretFlag, quotedArgument } from './arguments';
 import { type Command, commands, kebab, words } from './commands';
-import { type ConnectionValues, clientFor, type Environment, wholeNumber } from './config';
+import { type ConnectionValues, clientFor, wholeNumber } from './config';
 import { describeFailure, EXIT, exitCodeOf } from './failure';
 import { connectionOptions, inputOption, listOptions, type OptionSpec } from './global-options';
 import { columns, commandHelp, namespaceHelp, optionRows, topHelp } from './help';
 import { parseInput } from './input';
 import { invoke } from './invoke';
 import { openApiDocument } from './openapi';
-import { pageJson, printAll, printJson, type Streams, write } from './output';
+import { pageJson, printAll, printJson, write } from './output';
+import type { SyncIo } from './sync/context';
 import { UsageError } from './usage-error';
 
 /** Everything `crm` touches outside its arguments, so that tests can give their own. */
-export interface Io extends Streams, Environment {
+export interface Io extends SyncIo {
   /** Standard input as text, for `--json -`: as `readFile`, an `EFBIG` rejection past `maxBytes`. */
   readonly readStdin: (maxBytes: number) => Promise<string>;
   /** The package's version, for `--version` and the MCP handshake. */
@@ -243,7 +244,7 @@ function unknownCommand(words: readonly string[], help?: string): UsageError {
   // The nearest commands, as git suggests them: `contacts lst` -> `contacts list`, `contact` -> `contacts`.
   const known =
     words.length === 1
-      ? [...new Set(commands.map((c) => kebab(c.namespace))), 'openapi', 'mcp']
+      ? [...new Set(commands.map((c) => kebab(c.namespace))), 'openapi', 'mcp', 'sync']
       : commands.filter((c) => kebab(c.namespace) === words[0]).map((c) => kebab(c.method));
   const given = words.at(-1) ?? '';
   const near = nearest(given, known).map((word) => (words.length === 1 ? word : `${words[0]} ${word}`));
@@ -273,6 +274,11 @@ async function dispatch(argv: readonly string[], io: Io): Promise<number> {
   const after = [second, ...rest].filter((arg) => arg !== undefined);
   if (first === 'openapi') return runOpenApi(after, io);
   if (first === 'mcp') return runMcp(after, io);
+  if (first === 'sync') {
+    // Loaded on demand: no other command evaluates the sync engine, its journal or its readers.
+    const { runSync } = await import('./sync/command');
+    return runSync(after, io, parse);
+  }
   const namespace = commands.find((command) => kebab(command.namespace) === first)?.namespace;
   if (!namespace) throw unknownCommand([first]);
   if (second === undefined || second === '--help' || second === '-h') {

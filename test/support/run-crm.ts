@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type Io, main } from '../../src/cli/main';
 
@@ -70,6 +70,7 @@ export function terminal(isTTY: boolean) {
 export const testIo = (io: Pick<Io, 'stdout' | 'stderr' | 'env'> & Partial<Io>): Io => ({
   readFile: () => Promise.reject(new Error('no files here')),
   readStdin: () => Promise.resolve(''),
+  stdin: Readable.from([]),
   version: '0.0.0-test',
   ...io,
 });

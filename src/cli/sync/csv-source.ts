@@ -62,12 +62,7 @@ function headerOf(cells: readonly string[], columns: TypeColumns, file: string):
     if (!columns.names.includes(name)) {
       const near = nearest(name, columns.names);
       const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
-      throw new SourceError(
-        file,
-        1,
-        i + 1,
-        `${shown(name)} is not a column of ${columns.type} (key, ${columns.references.length ? `${columns.references.join(', ')}, ` : ''}or a field: see crm sync --help)${hint}`,
-      );
+      throw new SourceError(file, 1, i + 1, `${shown(name)} is not a column of ${columns.type}${hint}`);
     }
     if (cells.indexOf(name) !== i) throw new SourceError(file, 1, i + 1, `the column ${shown(name)} is given twice`);
   });

@@ -1,0 +1,69 @@
+import { columns, optionRows, typeOf } from '../help';
+import { columnsOf, SOURCE_TYPES } from './columns';
+import { type SyncCommand, syncOptions } from './options';
+
+const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
+  plan: 'what apply would do, sending nothing',
+  apply: 'load and sync: create, update, deactivate; resumes after a crash without duplicates',
+  status: "the journal's tenants, last runs, and records in doubt or failed",
+  resolve: 'settle a record in doubt by hand (--id it has, or --absent)',
+};
+
+const USAGES: Readonly<Record<SyncCommand, string>> = {
+  plan: 'crm sync plan --journal <path> [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [options]',
+  apply:
+    'crm sync apply --journal <path> [--accounts <file>] ... [--removed keep|deactivate] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
+  status: 'crm sync status --journal <path> [options]',
+  resolve: 'crm sync resolve --journal <path> --type <type> --key <key> (--id <crm-id> | --absent) [options]',
+};
+
+/** Each type's CSV columns, with their types and enum values: from the create commands' schemas. */
+const csvColumns = (): string =>
+  SOURCE_TYPES.map((type) => {
+    const { references, fields } = columnsOf(type);
+    const rows: [string, string][] = [
+      ['key', `string, the record's id in your system (required)`],
+      ...references.map((name): [string, string] => [
+        name,
+        `string, the key of its ${name.replace(/Key$/, '')} in the source`,
+      ]),
+      ...fields.map((field): [string, string] => [
+        field.name,
+        `${typeOf(field)}${field.required ? ' (required)' : ''}`,
+      ]),
+    ];
+    return `CSV columns of --${type}:\n${columns(rows)}`;
+  }).join('\n\n');
+
+const SOURCES = `Sources: a .csv file is CSV (RFC 4180, a header of the columns below, an empty cell is an absent
+field, UTF-8, a byte order mark and CRLF taken); any other is NDJSON, one record a line:
+{ "key": ..., "data": { ... }, "accountKey"?, "contactKey"?, "opportunityKey"? }. Standard input
+(-) is read by its first character, for one list at most. A bad file exits 2 before anything is sent.`;
+
+/** `crm sync --help`: the commands, the sources and every type's columns. */
+export const syncHelp = (): string =>
+  `${[
+    'Usage: crm sync <command> --journal <path> [options]',
+    'Loads and syncs a tenant from CSV or NDJSON files, through crm-integration-sdk/sync: a journal keeps\nwhat was synced, so a re-run sends only what changed and a crash never duplicates a record.',
+    `Commands:\n${columns(Object.entries(SUMMARIES).map(([name, summary]) => [name, summary]))}`,
+    SOURCES,
+    csvColumns(),
+    'Exit codes: those of crm --help, and 9 when apply finished but some records failed or are in doubt.',
+    'Run crm sync <command> --help for its options.',
+  ].join('\n\n')}\n`;
+
+/** `crm sync <command> --help`. */
+export const syncCommandHelp = (command: SyncCommand): string => {
+  const sections = [
+    `Usage: ${USAGES[command]}`,
+    `${SUMMARIES[command]}.`,
+    `Options:\n${columns(optionRows(syncOptions[command]))}`,
+  ];
+  if (command === 'plan' || command === 'apply') sections.push(SOURCES, csvColumns());
+  if (command === 'apply') {
+    sections.push(
+      'On a terminal, stderr shows one live progress line. Ctrl-C stops after the requests in flight\nhave answered; a second Ctrl-C stops at once. Either way the next apply resumes.\nExit 9: finished, but some records failed or are in doubt (listed on stderr).',
+    );
+  }
+  return `${sections.join('\n\n')}\n`;
+};

@@ -1,0 +1,62 @@
+import { connectionOptions, type OptionSpec } from '../global-options';
+
+/** The journal, which every `crm sync` command reads. */
+const journalOption = {
+  journal: { type: 'string', value: '<path>', help: 'the SQLite journal file (created on the first run); required' },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The four source lists, parents first. */
+const sourceOptions = {
+  accounts: { type: 'string', value: '<file|->', help: 'accounts, as CSV (.csv) or NDJSON; - for standard input' },
+  contacts: { type: 'string', value: '<file|->', help: 'contacts, as CSV or NDJSON' },
+  opportunities: { type: 'string', value: '<file|->', help: 'opportunities, as CSV or NDJSON' },
+  activities: { type: 'string', value: '<file|->', help: 'activities, as CSV or NDJSON' },
+} as const satisfies Record<string, OptionSpec>;
+
+const removedOption = {
+  removed: {
+    type: 'string',
+    value: 'keep|deactivate',
+    help: 'accounts and contacts a complete file no longer holds: left (default) or set inactive',
+  },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The options of each `crm sync` command, in the order their help lists them. */
+export const syncOptions = {
+  plan: {
+    ...journalOption,
+    ...sourceOptions,
+    ...removedOption,
+    json: { type: 'boolean', help: 'the plan as NDJSON (one entry a line, then the counts), even on a terminal' },
+    ...connectionOptions,
+  },
+  apply: {
+    ...journalOption,
+    ...sourceOptions,
+    ...removedOption,
+    concurrency: { type: 'string', value: '<n>', help: 'requests in flight at most, 1 to 256 (default: 8)' },
+    'in-doubt': {
+      type: 'string',
+      value: 'report|recreate',
+      help: 'accounts and opportunities in doubt: listed (default), or created again, accepting a duplicate',
+    },
+    report: { type: 'string', value: '<file>', help: 'write the run report there, as JSON' },
+    ...connectionOptions,
+  },
+  status: {
+    ...journalOption,
+    json: { type: 'boolean', help: 'as NDJSON (one tenant a line), even on a terminal' },
+    ...connectionOptions,
+  },
+  resolve: {
+    ...journalOption,
+    type: { type: 'string', value: '<type>', help: 'accounts, contacts, opportunities or activities; required' },
+    key: { type: 'string', value: '<key>', help: "the record's key in the source; required" },
+    id: { type: 'string', value: '<crm-id>', help: 'the id the CRM holds the record by' },
+    absent: { type: 'boolean', help: 'the record is not in the CRM: the next apply creates it' },
+    ...connectionOptions,
+  },
+} as const satisfies Record<string, Record<string, OptionSpec>>;
+
+/** A `crm sync` command's name. */
+export type SyncCommand = keyof typeof syncOptions;

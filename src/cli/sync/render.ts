@@ -1,0 +1,104 @@
+import type { SyncPlan, SyncPlanEntry, SyncReport } from '../../sync';
+import { escaped, jsonText } from '../output';
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** The most of a value a line shows. */
+const SHOWN = 80;
+
+/** A value for a person's terminal: strings as they are, others as JSON, cut at 80, controls escaped. */
+export function valueText(value: unknown, most = SHOWN): string {
+  if (value === undefined) return '(none)';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return escaped(text.length > most ? `${text.slice(0, most)}…` : text, CONTROL);
+}
+
+/** What names a record to a person: an account's or opportunity's name, a contact's email, an activity's subject. */
+export function labelOf(data: unknown): string | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  const record = data as Record<string, unknown>;
+  const label = [
+    record.name,
+    record.email,
+    record.subject,
+    [record.firstName, record.lastName].filter(Boolean).join(' '),
+  ].find((value) => typeof value === 'string' && value !== '');
+  return typeof label === 'string' ? label.slice(0, SHOWN) : undefined;
+}
+
+const WHY: Readonly<Record<string, string>> = {
+  deactivate: 'no longer in its complete list: set inactive',
+  blocked: 'in doubt, or its parent is in doubt, failed or invalid (crm sync status)',
+  invalid: 'a bad record: a field fails its schema, its key is empty or repeated, or its parent is unknown',
+  skip: 'an activity that changed (the API cannot update one), or a removed opportunity or activity',
+};
+
+const SIGNS: Readonly<Record<string, string>> = {
+  create: '+',
+  update: '~',
+  deactivate: '-',
+  blocked: '!',
+  invalid: 'x',
+  skip: '/',
+};
+
+/** One entry as `terraform plan` would say it, or undefined for an unchanged record (counted only). */
+export function planLine(entry: SyncPlanEntry, label: string | undefined): string | undefined {
+  const { type, action } = entry;
+  const key = valueText(entry.key);
+  if (action === 'unchanged') return undefined;
+  const sign = SIGNS[action] ?? '?';
+  if (action === 'create')
+    return `${sign} ${type} ${key}${label === undefined ? '' : ` ${JSON.stringify(valueText(label))}`}`;
+  if (action === 'update') {
+    const changes = Object.entries(entry.changes ?? {}).map(
+      ([field, { from, to }]) => `${field}: ${valueText(from)} → ${valueText(to)}`,
+    );
+    return `${sign} ${type} ${key} ${changes.join(', ')}`;
+  }
+  // The engine's own reason when it gives one; else what the action means.
+  const reason = (entry as { reason?: unknown }).reason;
+  return `${sign} ${type} ${key} ${action}: ${typeof reason === 'string' ? valueText(reason) : WHY[action]}`;
+}
+
+/** The plan's summary line. */
+export function planSummary(counts: SyncPlan['counts']): string {
+  return `Plan: ${counts.create} to create, ${counts.update} to update, ${counts.deactivate} to deactivate, ${counts.unchanged} unchanged, ${counts.skip} skipped, ${counts.blocked} blocked, ${counts.invalid} invalid.`;
+}
+
+/** A failure as JSON: its facts (class, message, status, code, request id, side effects), never a stack. */
+function errorJson(error: unknown): Record<string, unknown> {
+  const e = error as Record<string, unknown> & Error;
+  const facts: Record<string, unknown> = { name: e.name, message: e.message };
+  for (const name of ['status', 'code', 'requestId', 'sideEffects', 'issues'] as const) {
+    if (e[name] !== undefined) facts[name] = e[name];
+  }
+  return facts;
+}
+
+/** The `SyncReport` as JSON (`--report`, stdout for a script): each failure's error as its facts. */
+export function reportJson(report: SyncReport): Record<string, unknown> {
+  return { ...report, failed: report.failed.map(({ type, key, error }) => ({ type, key, error: errorJson(error) })) };
+}
+
+/** The report's counts, for a person. */
+export const reportLine = (report: SyncReport): string =>
+  `Done: ${report.created} created, ${report.updated} updated, ${report.unchanged} unchanged, ${report.deactivated} deactivated, ${report.failed.length} failed, ${report.inDoubt.length} in doubt, ${report.skipped.length} skipped.`;
+
+/** Each record that failed or is in doubt, a line each (stderr). */
+export function problemLines(report: SyncReport): string[] {
+  return [
+    ...report.failed.map(({ type, key, error }) => {
+      const { requestId } = error as { requestId?: unknown };
+      const id = typeof requestId === 'string' ? ` (request ${valueText(requestId)})` : '';
+      return `failed ${type} ${valueText(key)}: ${valueText(String(error.message).replace(/\s*\n\s*/g, ' '), 400)}${id}`;
+    }),
+    ...report.inDoubt.map(
+      ({ type, key, requestId }) =>
+        `in doubt ${type} ${valueText(key)}${requestId ? ` (request ${valueText(requestId)})` : ''}: may have been created; find it, then crm sync resolve`,
+    ),
+  ];
+}
+
+export const ndjsonLine = (value: unknown): string => `${jsonText(value)}\n`;
