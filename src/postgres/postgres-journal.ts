@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type {
   SyncJournal,
   SyncJournalChange,
+  SyncJournalClaim,
+  SyncJournalClaimRequest,
+  SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalLock,
   SyncJournalState,
@@ -22,6 +25,12 @@ export interface PostgresJournalOptions {
    * fleet names the same one.
    */
   readonly schema?: string | undefined;
+  /**
+   * How long a worker's claim on a key it creates holds without renewal, in milliseconds (default
+   * 30,000; from 1,000 to 3,600,000). A live worker renews its claims every third of it; a worker
+   * that dies or stalls longer loses them, and another takes the keys over as records in doubt.
+   */
+  readonly leaseMs?: number | undefined;
 }
 
 const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
@@ -60,17 +69,33 @@ function lockNumber(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\u0000')).digest().readBigInt64BE(0).toString();
 }
 
+const byTypeAndKey = (a: { type: string; key: string }, b: { type: string; key: string }): number =>
+  a.type < b.type ? -1 : a.type > b.type ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+
+/** SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure): tried again. */
+const RETRY = new Set(['40P01', '40001']);
+
 class PostgresJournal implements SyncJournal {
   readonly #pool: PostgresPool;
   readonly #schema: string;
   /** The schema, quoted, for the statements. */
   readonly #s: string;
   #opened = false;
+  readonly claims: SyncJournalClaims;
+  /** This process's live claims, by fence: renewed every third of the lease while any is held. */
+  readonly #held = new Set<number>();
+  #renewal: ReturnType<typeof setInterval> | undefined;
 
-  constructor(pool: PostgresPool, schema: string) {
+  constructor(pool: PostgresPool, schema: string, leaseMs: number) {
     this.#pool = pool;
     this.#schema = schema;
     this.#s = `"${schema}"`;
+    this.claims = {
+      leaseMs,
+      claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
+      commit: (tenant, change, fence) => this.#commit(tenant, change, fence),
+      held: (tenant, runId, type, keys) => this.#heldBy(tenant, runId, type, keys),
+    };
   }
 
   async open(): Promise<void> {
@@ -189,7 +214,10 @@ class PostgresJournal implements SyncJournal {
 
   async pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
     const rows = await this.#read(
-      `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND state IN ('sending', 'inDoubt')`,
+      // An entry under a live claim is another worker's create in flight, not a record in doubt.
+      `SELECT ${COLUMNS} FROM ${this.#s}.entries e WHERE tenant = $1 AND state IN ('sending', 'inDoubt')
+       AND NOT EXISTS (SELECT 1 FROM ${this.#s}.claims c WHERE c.tenant = e.tenant AND c.type = e.type
+         AND c.key = e.key AND c.expires_at > clock_timestamp())`,
       [bytesOf(tenant, 'tenant')],
     );
     return rows.map((row) => this.#entryOf(row));
@@ -197,13 +225,31 @@ class PostgresJournal implements SyncJournal {
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
     this.#use();
+    const apply = this.#change(tenant, change);
+    await this.#transaction('written', apply);
+  }
+
+  /** The statements of one change, its strings encoded first: a key refused leaves nothing half-written. */
+  #change(tenant: string, change: SyncJournalChange): (client: PostgresPoolClient) => Promise<void> {
     const t = bytesOf(tenant, 'tenant');
-    const put = change.put ?? [];
-    const remove = change.remove ?? [];
-    // Encoded before the transaction: a key refused here leaves nothing half-written.
+    // Rows in one order in every worker, so that two writes of the same keys queue rather than deadlock.
+    const put = [...(change.put ?? [])].sort(byTypeAndKey);
+    const remove = [...(change.remove ?? [])].sort(byTypeAndKey);
     const putKeys = put.map((e) => bytesOf(e.key, 'key'));
     const removeKeys = remove.map((e) => bytesOf(e.key, 'key'));
-    await this.#transaction('written', async (client) => {
+    const putValues = [
+      t,
+      put.map((e) => e.type),
+      putKeys,
+      put.map((e) => e.state),
+      put.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
+      put.map((e) => bytesOf(e.hash, 'hash')),
+      put.map((e) => bytesOf(e.data, 'data')),
+      put.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
+      put.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
+      put.map((e) => bytesOf(e.runId, 'run id')),
+    ];
+    return async (client) => {
       if (put.length > 0) {
         await client.query(
           `INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
@@ -211,18 +257,7 @@ class PostgresJournal implements SyncJournal {
            ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
              hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
              request_id = excluded.request_id, run_id = excluded.run_id`,
-          [
-            t,
-            put.map((e) => e.type),
-            putKeys,
-            put.map((e) => e.state),
-            put.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
-            put.map((e) => bytesOf(e.hash, 'hash')),
-            put.map((e) => bytesOf(e.data, 'data')),
-            put.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
-            put.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
-            put.map((e) => bytesOf(e.runId, 'run id')),
-          ],
+          putValues,
         );
       }
       if (remove.length > 0) {
@@ -232,12 +267,164 @@ class PostgresJournal implements SyncJournal {
           [t, remove.map((e) => e.type), removeKeys],
         );
       }
+    };
+  }
+
+  async #claim(
+    tenant: string,
+    runId: string,
+    requests: readonly SyncJournalClaimRequest[],
+    leaseMs: number,
+  ): Promise<readonly SyncJournalClaim[]> {
+    this.#use();
+    const t = bytesOf(tenant, 'tenant');
+    const run = bytesOf(runId, 'run id');
+    const claims = await this.#transaction('claimed', async (client) => {
+      const answers: SyncJournalClaim[] = [];
+      const fences: number[] = [];
+      // Keys locked in one order in every worker: two claims of the same keys queue rather than deadlock.
+      const order = requests.map((request, index) => ({ ...request, index }));
+      order.sort((a, b) => byTypeAndKey(a.intent, b.intent));
+      for (const { intent, resend, index } of order) {
+        const answer = (claim: SyncJournalClaim) => {
+          answers[index] = claim;
+        };
+        const key = bytesOf(intent.key, 'key');
+        // One claimer of a key at a time: the others wait for this transaction, then read its outcome.
+        await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+          lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
+        ]);
+        const held = (
+          await client.query(
+            `SELECT (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
+             WHERE tenant = $1 AND type = $2 AND key = $3 AND run_id <> $4 AND expires_at > clock_timestamp()`,
+            [t, intent.type, key, run],
+          )
+        ).rows[0] as { expires_at: string } | undefined;
+        if (held) {
+          answer({ outcome: 'held', expiresAt: Number(held.expires_at) });
+          continue;
+        }
+        const rows = (
+          await client.query(`SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = $3`, [
+            t,
+            intent.type,
+            key,
+          ])
+        ).rows as Row[];
+        const found = rows[0] && this.#entryOf(rows[0]);
+        if (found && !(resend && (found.state === 'sending' || found.state === 'inDoubt'))) {
+          if (found.state !== 'sending') {
+            answer({ outcome: 'exists', entry: found });
+            continue;
+          }
+          // A create whose claim ended (its worker died or stalled) may have been sent: in doubt.
+          const inDoubt: SyncJournalEntry = { ...found, state: 'inDoubt', runId };
+          // Claims before entries, as a commit takes them.
+          await client.query(`DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND type = $2 AND key = $3`, [
+            t,
+            intent.type,
+            key,
+          ]);
+          await client.query(
+            `UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE tenant = $1 AND type = $2 AND key = $3`,
+            [t, intent.type, key, run],
+          );
+          answer({ outcome: 'exists', entry: inDoubt });
+          continue;
+        }
+        const fence = Number(
+          (
+            (
+              await client.query(
+                `INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
+                 VALUES ($1, $2, $3, $4, nextval('${this.#s}.fences'), clock_timestamp() + $5 * interval '1 millisecond')
+                 ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
+                   expires_at = excluded.expires_at
+                 RETURNING fence`,
+                [t, intent.type, key, run, leaseMs],
+              )
+            ).rows[0] as { fence: string }
+          ).fence,
+        );
+        await this.#change(tenant, { put: [intent] })(client);
+        fences.push(fence);
+        answer({ outcome: 'claimed', fence });
+      }
+      return { answers, fences };
     });
+    for (const fence of claims.fences) this.#held.add(fence);
+    this.#renewEvery(leaseMs);
+    return claims.answers;
+  }
+
+  async #commit(tenant: string, change: SyncJournalChange, fence: number): Promise<boolean> {
+    this.#use();
+    const of = change.put?.[0] ?? change.remove?.[0];
+    if (!of) return true;
+    const apply = this.#change(tenant, change);
+    try {
+      return await this.#transaction('written', async (client) => {
+        const mine = await client.query(
+          `DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND type = $2 AND key = $3 AND fence = $4`,
+          [bytesOf(tenant, 'tenant'), of.type, bytesOf(of.key, 'key'), String(fence)],
+        );
+        // The fence is checked in the commit itself: a late answer never lands over a new owner's.
+        if (mine.rowCount !== 1) return false;
+        await apply(client);
+        return true;
+      });
+    } finally {
+      this.#held.delete(fence);
+    }
+  }
+
+  async #heldBy(
+    tenant: string,
+    runId: string,
+    type: SyncType,
+    keys: readonly string[],
+  ): Promise<ReadonlyMap<string, number>> {
+    const rows = (
+      await this.#transaction('read', (client) =>
+        client.query(
+          `SELECT key, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
+         WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > clock_timestamp()`,
+          [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key')), bytesOf(runId, 'run id')],
+        ),
+      )
+    ).rows as { key: Buffer; expires_at: string }[];
+    return new Map(rows.map((row) => [row.key.toString('utf8'), Number(row.expires_at)]));
+  }
+
+  /** Renews this process's claims while it holds any: a lease ends only when the process stops renewing. */
+  #renewEvery(leaseMs: number): void {
+    if (this.#renewal || this.#held.size === 0) return;
+    this.#renewal = setInterval(() => {
+      if (this.#held.size === 0) {
+        clearInterval(this.#renewal);
+        this.#renewal = undefined;
+        return;
+      }
+      const fences = [...this.#held].map(String);
+      // A renewal that fails (Postgres away) is tried again; the commit's fence says whether it held.
+      void this.#transaction('renewed', (client) =>
+        client.query(
+          `UPDATE ${this.#s}.claims SET expires_at = clock_timestamp() + $2 * interval '1 millisecond'
+           WHERE fence = ANY($1::bigint[]) AND expires_at > clock_timestamp()`,
+          [fences, leaseMs],
+        ),
+      ).catch(() => {});
+    }, leaseMs / 3);
+    this.#renewal.unref?.();
   }
 
   close(): void {
     // The pool is the caller's: it ends it.
     this.#opened = false;
+    clearInterval(this.#renewal);
+    this.#renewal = undefined;
+    this.#held.clear();
   }
 
   #use(): void {
@@ -279,8 +466,20 @@ class PostgresJournal implements SyncJournal {
     return (await this.#transaction('read', (client) => client.query(text, values))).rows as Row[];
   }
 
-  /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
+  /** One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock. */
   async #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#once(doing, body);
+      } catch (error) {
+        const code = (error as { cause?: { code?: unknown } }).cause?.code;
+        if (attempt >= 5 || typeof code !== 'string' || !RETRY.has(code)) throw error;
+      }
+    }
+  }
+
+  /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
+  async #once<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
     const client = await this.#connect(doing);
     const lost = () => {};
     client.on('error', lost);
@@ -346,6 +545,12 @@ class PostgresJournal implements SyncJournal {
  */
 export function postgresJournal(pool: PostgresPool, options: PostgresJournalOptions = {}): SyncJournal {
   const schema = options.schema ?? 'crm_sync';
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (typeof leaseMs !== 'number' || !Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > 3_600_000) {
+    throw new TypeError(
+      `postgresJournal(): leaseMs must be an integer from 1,000 to 3,600,000, got ${String(leaseMs)}.`,
+    );
+  }
   if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
     throw new TypeError(
       `postgresJournal(): schema must be a lower-case SQL identifier (letters, digits and _, at most 63 characters), got ${JSON.stringify(schema)}.`,
@@ -354,5 +559,5 @@ export function postgresJournal(pool: PostgresPool, options: PostgresJournalOpti
   if (typeof pool?.connect !== 'function') {
     throw new TypeError('postgresJournal(): pool must be a pg Pool (node-postgres), or an object with its connect().');
   }
-  return new PostgresJournal(pool, schema);
+  return new PostgresJournal(pool, schema, leaseMs);
 }

@@ -119,13 +119,21 @@ export class CrmSync {
   async run(source: SyncSource, options: SyncRunOptions = {}): Promise<SyncReport> {
     checkRunOptions(options);
     checkSource(source);
+    const shared = this.#journal.claims !== undefined;
+    if (shared && options.removed === 'deactivate') {
+      rejectInput(
+        'removed',
+        "'keep' with a shared journal (one with claims, such as postgresJournal()): each worker's run is given a slice, never the complete source, so a key it does not hold may be in another's slice; deactivate those by hand (sync.idOf gives their CRM ids)",
+      );
+    }
     options.signal?.throwIfAborted();
     const settings = await this.#open();
-    const lock = await this.#journal.lock(this.#tenant, settings.runId);
+    // A shared journal's runs go at once, each key claimed as it is created; others are exclusive.
+    const lock = shared ? undefined : await this.#journal.lock(this.#tenant, settings.runId);
     try {
       return await new Engine(settings, options, false).run(source);
     } finally {
-      await lock.release();
+      await lock?.release();
     }
   }
 

@@ -9,7 +9,7 @@ import {
 } from '../core/errors';
 import { issuesOf } from '../internal/endpoint/issues';
 import { type Canonical, canonical, changedFields } from './canonical';
-import type { SyncJournal, SyncJournalEntry, SyncType } from './journal';
+import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { KINDS, type Kind, kindOf } from './kinds';
 import { Committer, Sender } from './sender';
 import { PlanTally, Tally } from './tally';
@@ -110,7 +110,7 @@ export class Engine {
     this.#options = options;
     this.#plan = plan ? new PlanTally() : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
-    this.#committer = new Committer(settings.journal, settings.tenant);
+    this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
     this.#sender = new Sender(options.concurrency ?? 8, this.#committer);
   }
 
@@ -272,11 +272,12 @@ export class Engine {
       ready.push({ key, record, data: data as Record<string, unknown> });
     }
 
-    // Parents this run has not met: what the journal holds of them.
+    // Parents this run has not met: what the journal holds of them, once other runs' creates of them end.
     for (const [parent, keys] of wanted) {
       const ids = this.#idsOf(parent);
       const all = [...keys];
       for (let i = 0; i < all.length; i += 1000) {
+        await this.#othersDone(parent, all.slice(i, i + 1000));
         const found = await this.#s.journal.get(this.#s.tenant, parent, all.slice(i, i + 1000));
         for (const [k, entry] of found) {
           ids.set(k, entry.state === 'synced' || entry.state === 'deactivated' ? (entry.crmId as string) : IN_DOUBT);
@@ -365,6 +366,11 @@ export class Engine {
   #decide(kind: Kind, d: Decided, entry: SyncJournalEntry | undefined): void {
     const { type } = kind;
     const { key, canonical: form } = d;
+    if (entry?.state === 'sending' && this.#committer.claims && !this.#plan) {
+      // Another run may be creating it: its outcome, once known, decides (a claim that ended, in doubt).
+      this.#sender.push({ intent: undefined, run: () => this.#afterOthers(kind, d) });
+      return;
+    }
     if (entry && (entry.state === 'sending' || entry.state === 'inDoubt')) {
       // Settled at the start of the run where it could be: what is left stays in doubt.
       if (this.#plan) this.#plan.add(type, key, 'blocked');
@@ -384,7 +390,7 @@ export class Engine {
         if (type !== 'activities') this.#idsOf(type).set(key, PLANNED);
         return;
       }
-      this.#create(kind, key, form.value, { hash: form.hash, data: form.json, attemptedAt: undefined });
+      this.#create(kind, key, form.value, { hash: form.hash, data: form.json, attemptedAt: undefined }, false);
       return;
     }
     const crmId = entry.crmId as string;
@@ -447,12 +453,62 @@ export class Engine {
     });
   }
 
+  /**
+   * With a shared journal: waits for other runs' claims on `keys` to end (each commits its
+   * outcome, or its lease runs out), bounded by the run's signal.
+   */
+  async #othersDone(type: SyncType, keys: readonly string[]): Promise<void> {
+    const claims = this.#committer.claims;
+    if (!claims || this.#plan) return;
+    const every = Math.min(1000, Math.max(50, claims.leaseMs / 10));
+    while (!this.#stopping()) {
+      const held = await claims.held(this.#s.tenant, this.#s.runId, type, keys);
+      if (held.size === 0) return;
+      await this.#pause(every);
+    }
+  }
+
+  /** A record another run was creating: decided again from what the journal holds once that run is done. */
+  async #afterOthers(kind: Kind, d: Decided): Promise<void> {
+    try {
+      await this.#othersDone(kind.type, [d.key]);
+      if (this.#stopping()) return;
+      const entry = (await this.#s.journal.get(this.#s.tenant, kind.type, [d.key])).get(d.key);
+      if (entry === undefined || entry.state === 'sending') {
+        // Gone (its create was refused), or left 'sending' by a run that ended: the claim decides.
+        const { value, hash, json } = d.canonical;
+        this.#create(kind, d.key, value, { hash, data: json, attemptedAt: entry?.attemptedAt }, false);
+        return;
+      }
+      this.#decide(kind, d, entry);
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  /** A create another run holds or has done: its outcome is counted here as the journal holds it. */
+  async #elsewhere(kind: Kind, d: Decided, claim: Exclude<SyncJournalClaim, { outcome: 'claimed' }>): Promise<void> {
+    if (claim.outcome === 'held') {
+      await this.#afterOthers(kind, d);
+      return;
+    }
+    const { entry } = claim;
+    if (entry.state === 'sending' || entry.state === 'inDoubt') {
+      this.#remember(kind.type, d.key, IN_DOUBT);
+      this.#tally.count(kind.type, 'inDoubt');
+      if (kind.type === 'contacts' || kind.type === 'activities') this.#newlyInDoubt[kind.type]++;
+      return;
+    }
+    this.#decide(kind, d, entry);
+  }
+
   /** Sends a create, its intent written first; on an answer that may have acted, the record is in doubt. */
   #create(
     kind: Kind,
     key: string,
     value: Record<string, unknown>,
     from: { hash: string; data: string; attemptedAt: number | undefined },
+    resend: boolean,
   ): void {
     const { type } = kind;
     let body = value;
@@ -475,25 +531,61 @@ export class Engine {
     };
     this.#sender.push({
       intent,
-      run: async () => {
+      resend,
+      run: async (claim) => {
+        if (claim !== undefined && claim.outcome !== 'claimed') {
+          const d = { key, record: {}, canonical: { value, hash: from.hash, json: from.data } };
+          await this.#elsewhere(kind, d, claim);
+          return;
+        }
+        // With a shared journal, an outcome is committed only while this run's claim holds.
+        const fence = claim?.fence;
+        const record = async (change: { put: SyncJournalEntry } | { remove: SyncJournalEntry }): Promise<boolean> => {
+          if (fence === undefined) {
+            if ('put' in change) this.#committer.put(change.put);
+            else this.#committer.remove(change.remove);
+            return true;
+          }
+          const change_ = 'put' in change ? { put: [change.put] } : { remove: [change.remove] };
+          if (await this.#committer.commit(change_, fence)) return true;
+          this.#remember(type, key, IN_DOUBT);
+          this.#tally.skip(
+            type,
+            key,
+            'its claim ended before its answer came (this run stalled past the lease): the run that took it over settles it',
+          );
+          return false;
+        };
+        let created: { id: string };
         try {
-          const created = await this.#call(() => kind.create(this.#s.crm, body, {}));
-          this.#committer.put({ ...intent, state: 'synced', crmId: created.id });
-          if (type !== 'activities') this.#idsOf(type).set(key, created.id);
-          this.#tally.count(type, 'created');
+          created = await this.#call(() => kind.create(this.#s.crm, body, {}));
         } catch (error) {
-          // A bug (not a CrmError) may have come after the request went: in doubt too.
-          if (error instanceof CrmError && error.sideEffects === 'none') {
-            this.#committer.remove(intent);
-            this.#failed(type, key, error);
+          try {
+            // A bug (not a CrmError) may have come after the request went: in doubt too.
+            if (error instanceof CrmError && error.sideEffects === 'none') {
+              if (await record({ remove: intent })) this.#failed(type, key, error);
+              return;
+            }
+            const requestId = error instanceof CrmApiError ? error.requestId : undefined;
+            if (!(await record({ put: { ...intent, state: 'inDoubt', requestId } }))) return;
+          } catch (journal) {
+            this.#fail(journal);
             return;
           }
-          const requestId = error instanceof CrmApiError ? error.requestId : undefined;
-          this.#committer.put({ ...intent, state: 'inDoubt', requestId });
           this.#remember(type, key, IN_DOUBT);
           this.#tally.count(type, 'inDoubt');
           if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
+          return;
         }
+        try {
+          if (!(await record({ put: { ...intent, state: 'synced', crmId: created.id } }))) return;
+        } catch (journal) {
+          // The answer could not be written: the record is 'sending' in the journal, in doubt for the next run.
+          this.#fail(journal);
+          return;
+        }
+        if (type !== 'activities') this.#idsOf(type).set(key, created.id);
+        this.#tally.count(type, 'created');
       },
     });
   }
@@ -591,7 +683,13 @@ export class Engine {
       } catch {
         continue;
       }
-      this.#create(kind, entry.key, value, { hash: entry.hash, data: entry.data, attemptedAt: entry.attemptedAt });
+      this.#create(
+        kind,
+        entry.key,
+        value,
+        { hash: entry.hash, data: entry.data, attemptedAt: entry.attemptedAt },
+        true,
+      );
     }
     await this.#sender.idle();
     await this.#committer.flush();

@@ -6,6 +6,9 @@ export { CrmSync, type CrmSyncOptions } from './crm-sync';
 export type {
   SyncJournal,
   SyncJournalChange,
+  SyncJournalClaim,
+  SyncJournalClaimRequest,
+  SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalErrorReason,
   SyncJournalKey,

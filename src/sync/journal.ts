@@ -23,7 +23,9 @@ export type SyncType = 'accounts' | 'contacts' | 'opportunities' | 'activities';
  * - **Atomicity.** One `write()` is applied whole or not at all, and a read never sees half of one.
  * - **Exclusivity.** Between `lock()` and the lock's `release()`, no other run (in this process or
  *   another) holds the lock of that tenant; a lock whose holder died must not block a new run for
- *   long (the SQLite journal checks the holder's process, a database would use a session lock).
+ *   long (the SQLite journal checks the holder's process, Postgres uses a session lock). A
+ *   journal that offers {@link SyncJournal.claims} is shared by a fleet instead: its runs take no
+ *   lock and go at once, each key claimed as it is created.
  *
  * A method may return its result or a promise of it. A method that cannot do its work throws or
  * rejects, best with a {@link SyncJournalError}; the run then stops (it rejects), having sent no
@@ -107,6 +109,16 @@ export interface SyncJournal {
 
   /** Optional: the tenant's last `limit` (1 to 1,000) runs of the run log, the newest first. */
   runs?(tenant: string, limit: number): readonly SyncJournalRun[] | Promise<readonly SyncJournalRun[]>;
+
+  /**
+   * Present on a journal that a fleet of processes shares (`postgresJournal()`): per-key claims,
+   * so that any number of runs of one tenant go at once, on overlapping slices of its source,
+   * and never create a record twice. With it, `CrmSync` takes no run lock, writes each create's
+   * intent through {@link SyncJournalClaims.claim} and its outcome through
+   * {@link SyncJournalClaims.commit}, and waits for the keys other runs are creating. A journal
+   * of one process (memory, SQLite) leaves it out, and its runs of one tenant are exclusive.
+   */
+  readonly claims?: SyncJournalClaims | undefined;
 }
 
 /** A run in a journal's run log (see {@link SyncJournal.addRun}). */
@@ -118,6 +130,72 @@ export interface SyncJournalRun {
   /** What the tool that ran it keeps of it, as JSON (counts, failures): stored as given, never read. */
   readonly summary: string;
 }
+
+/**
+ * Per-key claims of a shared journal (see {@link SyncJournal.claims}). A claim says which run
+ * creates a key. It is a row inserted in the same transaction that writes the create's intent
+ * (state `'sending'`), so that two runs cannot both hold one. It has:
+ * - a **lease**: it holds for `leaseMs` unless renewed; the journal renews the claims of a live
+ *   process itself, so a lease ends only when its process died, stalled or lost the database;
+ * - a **fencing number**, higher for each new claim of a key: the outcome of a create is
+ *   committed only while the claim still holds that number, so a process that wakes up after
+ *   another took its key over cannot commit its late answer over the new owner's.
+ *
+ * A key whose claim expired while its entry was `'sending'` is taken over by the next run that
+ * claims it: the entry becomes `'inDoubt'` (its create may have been sent), and is settled as a
+ * record in doubt, never sent blindly. `pending()` leaves out the entries under a live claim:
+ * another process is creating them.
+ */
+export interface SyncJournalClaims {
+  /** How long a claim holds without renewal, in milliseconds. */
+  readonly leaseMs: number;
+
+  /**
+   * Claims each request's key for the run `runId` and writes its intent, in one durable
+   * transaction, and answers one {@link SyncJournalClaim} per request, in order. A key is
+   * claimed when no live claim of another run holds it and the journal holds no entry for it, or
+   * only an entry in doubt that the request says it has looked for (`resend`).
+   */
+  claim(
+    tenant: string,
+    runId: string,
+    requests: readonly SyncJournalClaimRequest[],
+  ): Promise<readonly SyncJournalClaim[]>;
+
+  /**
+   * Applies `change` (the outcome of one claimed create: its entry put, or removed) and releases
+   * the claim, atomically, only while the claim of `change`'s key still holds `fence`. Resolves
+   * to `false`, having changed nothing, when another run took the key over.
+   */
+  commit(tenant: string, change: SyncJournalChange, fence: number): Promise<boolean>;
+
+  /**
+   * The keys of `keys` (of one type) that a live claim of another run holds, each with the time
+   * (epoch milliseconds, the journal's clock) its lease ends unless renewed.
+   */
+  held(tenant: string, runId: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, number>>;
+}
+
+/** A create's intent to claim (see {@link SyncJournalClaims.claim}). */
+export interface SyncJournalClaimRequest {
+  /** The intent, state `'sending'`. */
+  readonly intent: SyncJournalEntry;
+  /** The key's entry is in doubt and was looked for, not found: it may be created again. */
+  readonly resend: boolean;
+}
+
+/**
+ * What {@link SyncJournalClaims.claim} did with one request:
+ * - `'claimed'`: the intent is written and the key is this run's to create, under `fence`;
+ * - `'held'`: another run's live claim holds the key until `expiresAt` (epoch milliseconds);
+ * - `'exists'`: the journal holds `entry` for the key (created by another run, or in doubt; a
+ *   claim that had expired over a `'sending'` entry was taken over and the entry is now
+ *   `'inDoubt'`).
+ */
+export type SyncJournalClaim =
+  | { readonly outcome: 'claimed'; readonly fence: number }
+  | { readonly outcome: 'held'; readonly expiresAt: number }
+  | { readonly outcome: 'exists'; readonly entry: SyncJournalEntry };
 
 /** The tenant's run lock, held by one run at a time (see {@link SyncJournal.lock}). */
 export interface SyncJournalLock {

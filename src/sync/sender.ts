@@ -1,4 +1,11 @@
-import type { SyncJournal, SyncJournalEntry, SyncJournalKey } from './journal';
+import type {
+  SyncJournal,
+  SyncJournalChange,
+  SyncJournalClaim,
+  SyncJournalClaims,
+  SyncJournalEntry,
+  SyncJournalKey,
+} from './journal';
 
 /**
  * The journal's writes of one run, in order: outcomes are buffered and written with the next
@@ -11,10 +18,50 @@ export class Committer {
   readonly #puts = new Map<string, SyncJournalEntry>();
   readonly #removes = new Map<string, SyncJournalKey>();
   #chain: Promise<void> = Promise.resolve();
+  /** A shared journal's claims (SyncJournal.claims): intents are claimed, outcomes of creates fenced. */
+  readonly claims: SyncJournalClaims | undefined;
+  readonly #runId: string;
 
-  constructor(journal: SyncJournal, tenant: string) {
+  constructor(journal: SyncJournal, tenant: string, runId: string) {
     this.#journal = journal;
     this.#tenant = tenant;
+    this.#runId = runId;
+    this.claims = journal.claims;
+  }
+
+  /**
+   * Writes the intents of `jobs` before they go: with claims, each is claimed (after what is
+   * buffered is written) and the answer says whether the job is this run's to send; without,
+   * they are written with what is buffered.
+   */
+  async intend(jobs: readonly Job[]): Promise<(SyncJournalClaim | undefined)[]> {
+    const claims = this.claims;
+    const asked = jobs.filter((job) => job.intent !== undefined);
+    if (asked.length === 0) return jobs.map(() => undefined);
+    if (!claims) {
+      await this.flush(asked.map((job) => job.intent as SyncJournalEntry));
+      return jobs.map(() => undefined);
+    }
+    await this.flush();
+    const answers = await claims.claim(
+      this.#tenant,
+      this.#runId,
+      asked.map((job) => ({ intent: job.intent as SyncJournalEntry, resend: job.resend === true })),
+    );
+    const byJob = new Map(asked.map((job, i) => [job, answers[i]]));
+    return jobs.map((job) => byJob.get(job));
+  }
+
+  /** The outcome of a claimed create, written only while its claim holds `fence` (false: another run took it over). */
+  commit(change: SyncJournalChange, fence: number): Promise<boolean> {
+    return (this.claims as SyncJournalClaims).commit(this.#tenant, change, fence);
+  }
+
+  /** Removes the intent of a claimed create that was not sent, and its claim, while the claim is this run's. */
+  release(intent: SyncJournalEntry, fence: number): void {
+    this.#chain = this.#chain.then(async () => {
+      await this.commit({ remove: [intent] }, fence);
+    });
   }
 
   put(entry: SyncJournalEntry): void {
@@ -51,8 +98,18 @@ export class Committer {
 /** One request of a run: a create carries the intent to write before it goes. */
 export interface Job {
   readonly intent: SyncJournalEntry | undefined;
-  /** Sends and records the outcome; never rejects (a failure is an outcome). */
-  run(): Promise<void>;
+  /** A create of a record in doubt that was looked for and not found (claims may take its entry). */
+  readonly resend?: boolean;
+  /**
+   * Sends and records the outcome; never rejects (a failure is an outcome). `claim` is the
+   * shared journal's answer to the intent: a job whose key another run holds sends nothing.
+   */
+  run(claim?: SyncJournalClaim): Promise<void>;
+}
+
+interface Ready {
+  readonly job: Job;
+  readonly claim: SyncJournalClaim | undefined;
 }
 
 /**
@@ -66,7 +123,7 @@ export class Sender {
   readonly #committer: Committer;
   #queue: Job[] = [];
   #head = 0;
-  readonly #ready: Job[] = [];
+  readonly #ready: Ready[] = [];
   #workers = 0;
   #spawning = false;
   #refill: Promise<void> | undefined;
@@ -128,9 +185,7 @@ export class Sender {
     this.#stopped = true;
     this.#queue = [];
     this.#head = 0;
-    for (const job of this.#ready.splice(0)) {
-      if (job.intent) this.#committer.remove(job.intent);
-    }
+    for (const ready of this.#ready.splice(0)) this.#unsent(ready);
     for (const { resolve } of this.#space.splice(0)) resolve();
   }
 
@@ -145,14 +200,14 @@ export class Sender {
         if (!this.#refill && this.#ready.length < Math.ceil(this.#concurrency / 2) && this.#head < this.#queue.length) {
           void this.#startRefill();
         }
-        const job = this.#ready.shift();
-        if (!job) {
+        const ready = this.#ready.shift();
+        if (!ready) {
           if (!this.#refill) break;
           await this.#refill;
           continue;
         }
         this.#wake();
-        await job.run();
+        await ready.job.run(ready.claim);
       }
     } finally {
       this.#workers--;
@@ -161,6 +216,13 @@ export class Sender {
         for (const resolve of this.#idle.splice(0)) resolve();
       }
     }
+  }
+
+  /** An intent written for a job that will not go: removed (with its claim, while it is this run's). */
+  #unsent({ job, claim }: Ready): void {
+    if (!job.intent) return;
+    if (claim === undefined) this.#committer.remove(job.intent);
+    else if (claim.outcome === 'claimed') this.#committer.release(job.intent, claim.fence);
   }
 
   #wake(): void {
@@ -188,13 +250,13 @@ export class Sender {
       this.#queue = this.#queue.slice(this.#head);
       this.#head = 0;
     }
-    const intents = jobs.flatMap((job) => (job.intent ? [job.intent] : []));
     try {
-      if (intents.length > 0) await this.#committer.flush(intents);
+      const claims = await this.#committer.intend(jobs);
+      const ready = jobs.map((job, i) => ({ job, claim: claims[i] }));
       if (this.#stopped) {
-        for (const intent of intents) this.#committer.remove(intent);
+        for (const item of ready) this.#unsent(item);
       } else {
-        this.#ready.push(...jobs);
+        this.#ready.push(...ready);
       }
     } catch (error) {
       this.#failure ??= { error };

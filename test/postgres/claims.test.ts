@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { postgresJournal } from '../../src/postgres/postgres-journal';
+import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
+import { startPostgres, type TestPostgres } from '../support/postgres';
+import { entry } from '../sync/journal-conformance';
+
+let postgres: TestPostgres;
+beforeAll(async () => {
+  postgres = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await postgres?.close();
+});
+
+const sending = (key: string, runId: string) => entry('accounts', key, { state: 'sending', crmId: undefined, runId });
+
+/** Two workers' journals over one schema, opened. */
+async function fleet(): Promise<{
+  a: SyncJournal;
+  b: SyncJournal;
+  ca: SyncJournalClaims;
+  cb: SyncJournalClaims;
+  schema: string;
+}> {
+  const schema = `c_${Math.random().toString(36).slice(2)}`;
+  const a = postgresJournal(postgres.pool(), { schema });
+  const b = postgresJournal(postgres.pool(), { schema });
+  await a.open();
+  await b.open();
+  return { a, b, ca: a.claims as SyncJournalClaims, cb: b.claims as SyncJournalClaims, schema };
+}
+
+/** Ends every claim's lease now, as when its worker stalled past it. */
+const expire = (schema: string) =>
+  postgres.pool().query(`UPDATE ${schema}.claims SET expires_at = clock_timestamp() - interval '1 second'`);
+
+describe('postgresJournal() claims', () => {
+  test('a key is claimed by one run: the other is told it is held, until when', async () => {
+    const { a, b, ca, cb } = await fleet();
+    const [won] = await ca.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false }]);
+    const [lost] = await cb.claim('acme', 'run_b', [{ intent: sending('A1', 'run_b'), resend: false }]);
+
+    expect(won).toMatchObject({ outcome: 'claimed', fence: expect.any(Number) });
+    expect(lost).toMatchObject({ outcome: 'held', expiresAt: expect.any(Number) });
+    expect((await b.get('acme', 'accounts', ['A1'])).get('A1')).toMatchObject({ state: 'sending', runId: 'run_a' });
+    expect([...(await cb.held('acme', 'run_b', 'accounts', ['A1', 'A2'])).keys()]).toEqual(['A1']);
+    expect((await ca.held('acme', 'run_a', 'accounts', ['A1'])).size).toBe(0);
+    // Another worker's create in flight is not a record in doubt.
+    expect(await b.pending('acme')).toEqual([]);
+    await a.close();
+    await b.close();
+  });
+
+  test('many workers claiming the same keys at once, in any order, each key is claimed once', async () => {
+    const { ca, cb, schema } = await fleet();
+    const keys = Array.from({ length: 24 }, (_, i) => `K${i}`);
+    const workers = [ca, cb, ca, cb].map((claims, w) =>
+      claims.claim(
+        'acme',
+        `run_${w}`,
+        (w % 2 ? [...keys].reverse() : keys).map((k) => ({ intent: sending(k, `run_${w}`), resend: false })),
+      ),
+    );
+    const answers = (await Promise.all(workers)).flat();
+
+    expect(answers.filter((a) => a.outcome === 'claimed')).toHaveLength(24);
+    expect((await postgres.pool().query(`SELECT count(*)::int AS n FROM ${schema}.claims`)).rows[0].n).toBe(24);
+  });
+
+  test("a commit holds while its fence does, and releases the claim; the key is then the journal's", async () => {
+    const { b, ca, cb } = await fleet();
+    const [won] = await ca.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false }]);
+    const fence = (won as { fence: number }).fence;
+
+    expect(await ca.commit('acme', { put: [entry('accounts', 'A1', { crmId: 'acc_1', runId: 'run_a' })] }, fence)).toBe(
+      true,
+    );
+    expect((await cb.held('acme', 'run_b', 'accounts', ['A1'])).size).toBe(0);
+    const [again] = await cb.claim('acme', 'run_b', [{ intent: sending('A1', 'run_b'), resend: false }]);
+    expect(again).toMatchObject({ outcome: 'exists', entry: { state: 'synced', crmId: 'acc_1' } });
+    expect((await b.get('acme', 'accounts', ['A1'])).get('A1')?.crmId).toBe('acc_1');
+  });
+
+  test('a claim whose lease ended is taken over as in doubt, and the late answer of its first owner cannot commit', async () => {
+    const { b, ca, cb, schema } = await fleet();
+    const [first] = await ca.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false }]);
+    await expire(schema);
+
+    const [taken] = await cb.claim('acme', 'run_b', [{ intent: sending('A1', 'run_b'), resend: false }]);
+    expect(taken).toMatchObject({ outcome: 'exists', entry: { state: 'inDoubt', runId: 'run_b' } });
+
+    const late = await ca.commit(
+      'acme',
+      { put: [entry('accounts', 'A1', { crmId: 'acc_late', runId: 'run_a' })] },
+      (first as { fence: number }).fence,
+    );
+    expect(late).toBe(false);
+    expect((await b.get('acme', 'accounts', ['A1'])).get('A1')).toMatchObject({ state: 'inDoubt', crmId: undefined });
+    expect((await b.pending('acme')).map((e) => e.key)).toEqual(['A1']);
+  });
+
+  test('a record in doubt that was looked for may be claimed again (resend), with a higher fence; the old fence is refused', async () => {
+    const { ca, cb, schema } = await fleet();
+    const [first] = await ca.claim('acme', 'run_a', [{ intent: sending('C1', 'run_a'), resend: false }]);
+    await expire(schema);
+    await cb.claim('acme', 'run_b', [{ intent: sending('C1', 'run_b'), resend: false }]);
+
+    const [again] = await cb.claim('acme', 'run_b', [{ intent: sending('C1', 'run_b'), resend: true }]);
+    expect(again).toMatchObject({ outcome: 'claimed' });
+    expect((again as { fence: number }).fence).toBeGreaterThan((first as { fence: number }).fence);
+    expect(
+      await ca.commit('acme', { remove: [{ type: 'accounts', key: 'C1' }] }, (first as { fence: number }).fence),
+    ).toBe(false);
+  });
+
+  test('a live worker renews its claims before their lease ends', async () => {
+    const schema = `c_${Math.random().toString(36).slice(2)}`;
+    const a = postgresJournal(postgres.pool(), { schema, leaseMs: 1000 });
+    await a.open();
+    await a.claims?.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false }]);
+    const until = async () =>
+      Number(
+        (await postgres.pool().query(`SELECT extract(epoch FROM expires_at) AS t FROM ${schema}.claims`)).rows[0].t,
+      );
+    const first = await until();
+
+    // Renewed every third of the lease: wait (up to 20 s on a busy machine) for one renewal.
+    let later = first;
+    for (let i = 0; i < 200 && later === first; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      later = await until();
+    }
+    expect(later).toBeGreaterThan(first);
+    await a.close();
+  });
+
+  test('leaseMs out of range is a TypeError', () => {
+    const pool = postgres.pool();
+    for (const leaseMs of [0, 999, 1.5, 3_600_001, Number.NaN]) {
+      expect(() => postgresJournal(pool, { leaseMs })).toThrow(TypeError);
+    }
+  });
+});
