@@ -6,12 +6,13 @@ import { NonEmptyString } from '../schemas/common';
 import { ContactSchema } from '../schemas/contact';
 import { OpportunitySchema } from '../schemas/opportunity';
 import { PaginationSchema } from '../schemas/pagination';
-import { type Command, commands, type EndpointName, jsonSchemaOf, snakeName } from './commands';
+import { type Command, commands, jsonSchemaOf, snakeName } from './commands';
 
 /*
  * `crm openapi`: the API as an OpenAPI 3.1 document, written from the command table (the endpoint
- * table, whose rows name the SDK's methods) and the zod schemas' JSON Schema. Nothing here names a row, but for
- * the one exception below, so a new row is a new operation. Only the `crm` bin loads this module.
+ * table, whose rows name the SDK's methods) and the zod schemas' JSON Schema. Nothing here names a row: what the
+ * spec says of a row beyond its schemas is on the row (`spec`), so a new row is a new operation. Only the `crm`
+ * bin loads this module.
  */
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1), as zod 4 writes it. */
@@ -94,16 +95,6 @@ const named = new Map<z.ZodMiniType, string>([
   [PaginationSchema, 'Pagination'],
 ]);
 
-/**
- * Fields of the SDK's input that it does not send: it turns them into others before the request,
- * in a zod transform whose output JSON Schema cannot say. `activities.create({ opportunityId })`
- * sends `relatedToType: 'opportunity'` and `relatedToId`, which its input also takes; the spec's
- * body has no `opportunityId`. A test checks each name is still in its input schema.
- */
-export const sdkOnlyFields: Partial<Record<EndpointName, readonly string[]>> = {
-  createActivity: ['opportunityId'],
-};
-
 const refTo = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 /** A response schema: a `$ref` to its component when it has a name, else inline. */
@@ -149,13 +140,9 @@ const tenantQuery = (required: boolean): OpenApiParameter => ({
   schema: tenantSchema(),
 });
 
-/**
- * Rows whose tenant the spec's table does not mark required: row 9 ("see note": where it goes is
- * not shown) and row 10 ("query"). The SDK sends it in the query all the same.
- */
-const tenantNotRequired: ReadonlySet<EndpointName> = new Set(['updateContact', 'listContacts']);
-
-function parametersOf({ name: row, endpoint, positional }: Command): OpenApiParameter[] {
+function parametersOf({ endpoint, positional }: Command): OpenApiParameter[] {
+  // What the spec's table does not mark required, the row says (src/endpoints.ts).
+  const optional = new Set(endpoint.spec?.optional);
   const path = placeholdersOf(endpoint.path).map(
     (name): OpenApiParameter => ({
       name,
@@ -166,7 +153,7 @@ function parametersOf({ name: row, endpoint, positional }: Command): OpenApiPara
     }),
   );
   const tenant = {
-    query: [tenantQuery(!tenantNotRequired.has(row)), tenantHeader()],
+    query: [tenantQuery(!optional.has('tenantId')), tenantHeader()],
     body: [tenantHeader()],
     none: [],
   }[endpoint.tenantIn];
@@ -178,7 +165,7 @@ function parametersOf({ name: row, endpoint, positional }: Command): OpenApiPara
     return {
       name,
       in: 'query',
-      required: query.required?.includes(name) ?? false,
+      required: (query.required?.includes(name) ?? false) && !optional.has(name),
       // A parameter's description goes on the parameter, where generators and viewers read it.
       ...(description === undefined ? {} : { description }),
       // The spec gives grantId no constraint: its min length 1 is the SDK's own check.
@@ -195,10 +182,10 @@ function parametersOf({ name: row, endpoint, positional }: Command): OpenApiPara
  * in the body. Open to other fields, as the SDK is: its `extraBody` sends fields the spec does not
  * show, and a server or mock built from this document must take what the SDK sends.
  */
-function requestBodyOf({ name, endpoint }: Command): JsonSchema | undefined {
+function requestBodyOf({ endpoint }: Command): JsonSchema | undefined {
   if (!endpoint.body && endpoint.tenantIn !== 'body') return undefined;
   const schema: ObjectSchema = endpoint.body ? jsonSchemaOf(endpoint.body, 'input') : { type: 'object' };
-  const dropped = new Set(sdkOnlyFields[name]);
+  const dropped = new Set(endpoint.spec?.sdkOnly);
   const properties = Object.entries(schema.properties ?? {}).filter(([field]) => !dropped.has(field));
   const { required: all = [], additionalProperties: _closed, ...rest } = schema;
   const required = all.filter((field) => !dropped.has(field));

@@ -343,6 +343,23 @@ export class FakeCrmCore {
     logged.dropped += over;
   }
 
+  /**
+   * Removes every record (accounts, contacts, opportunities, activities) consistently, lists
+   * included; tenants, keys, users and grants stay, and so do faults and the request log
+   * (`reset()` clears those).
+   *
+   * @example
+   * ```ts
+   * afterEach(() => {
+   *   fake.clear();
+   *   fake.reset();
+   * });
+   * ```
+   */
+  clear(): void {
+    this.store.clear();
+  }
+
   /** Answers one request. A dropped connection is `Response.error()` (status 0). */
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);

@@ -139,6 +139,18 @@ export class FakeStore {
     return stored;
   }
 
+  /**
+   * Removes every account, contact, opportunity and activity, with the indexes that list them and
+   * the ids they held; tenants, users and grants stay. Clearing the maps alone would leave the
+   * lists showing the old records.
+   */
+  clear(): void {
+    for (const table of [this.accounts, this.contacts, this.opportunities, this.activities]) table.clear();
+    this.#contactsByTenant.clear();
+    this.#activitiesByTarget.clear();
+    this.#ids.clear();
+  }
+
   /** Merges `changes` into a stored record and stamps `updatedAt`. */
   update<T extends { updatedAt?: string | null | undefined }>(record: T, changes: Partial<T>): T {
     return Object.assign(record, changes, { updatedAt: this.now() });

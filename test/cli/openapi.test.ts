@@ -1,14 +1,9 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, test } from 'vitest';
 import { type Command, commands, jsonSchemaOf } from '../../src/cli/commands';
-import {
-  type JsonSchema,
-  type OpenApiDocument,
-  type OpenApiOperation,
-  openApiDocument,
-  sdkOnlyFields,
-} from '../../src/cli/openapi';
+import { type JsonSchema, type OpenApiDocument, type OpenApiOperation, openApiDocument } from '../../src/cli/openapi';
 import { endpoints } from '../../src/endpoints';
+import type { Endpoint } from '../../src/internal/endpoint/define';
 import { placeholdersOf } from '../../src/internal/endpoint/path';
 
 /* `crm openapi`: the document is valid OpenAPI 3.1 and says, row by row, what the endpoint table says. */
@@ -124,13 +119,28 @@ test('no schema carries $schema, $defs, $id or definitions, which belong to a st
   }
 });
 
-test('the fields the SDK does not send are fields of their rows input, so the exception cannot go stale', () => {
-  for (const [name, fields] of Object.entries(sdkOnlyFields)) {
-    const body = endpoints[name as keyof typeof endpoints].body;
-    expect(body).toBeDefined();
-    const { properties = {} } = jsonSchemaOf(body as NonNullable<typeof body>, 'input') as ObjectSchema;
-    for (const field of fields ?? []) expect(Object.keys(properties)).toContain(field);
+test("the fields a row says the SDK does not send are fields of its input, and those it says the spec leaves optional are its query's or the tenant", () => {
+  for (const endpoint of Object.values(endpoints) as Endpoint[]) {
+    const { sdkOnly = [], optional = [] } = endpoint.spec ?? {};
+    const body = endpoint.body ? (jsonSchemaOf(endpoint.body, 'input') as ObjectSchema) : {};
+    for (const field of sdkOnly) expect(Object.keys(body.properties ?? {})).toContain(field);
+    const query = endpoint.query ? (jsonSchemaOf(endpoint.query, 'input') as ObjectSchema) : {};
+    for (const field of optional) expect([...Object.keys(query.properties ?? {}), 'tenantId']).toContain(field);
   }
+});
+
+test('only the rows whose facts say so leave out the SDK-only fields and mark a required field optional', () => {
+  const facts = Object.fromEntries(
+    Object.entries(endpoints).flatMap(([name, endpoint]) =>
+      (endpoint as Endpoint).spec ? [[name, (endpoint as Endpoint).spec]] : [],
+    ),
+  );
+  expect(facts).toEqual({
+    createActivity: { sdkOnly: ['opportunityId'] },
+    updateContact: { optional: ['tenantId'] },
+    listContacts: { optional: ['tenantId'] },
+    resolveGrant: { optional: ['grantId'] },
+  });
 });
 
 describe.each(commands.map((command) => [command.name, command] as const))('row %s', (_name, command) => {
@@ -178,8 +188,8 @@ describe.each(commands.map((command) => [command.name, command] as const))('row 
     }
     expect(header).toMatchObject({ required: false, schema: { type: 'string', minLength: 1 } });
     if (endpoint.tenantIn === 'query') {
-      // Required where the spec's table says so: not on rows 9 ("see note") and 10 ("query").
-      const required = !['updateContact', 'listContacts'].includes(command.name);
+      // Required where the spec's table says so: not on rows 9 ("see note") and 10 ("query"), as their rows say.
+      const required = !endpoint.spec?.optional?.includes('tenantId');
       expect(tenantId).toMatchObject({ required, schema: { type: 'string', minLength: 1 } });
       expect(body?.properties?.tenantId).toBeUndefined();
     } else {
@@ -189,12 +199,12 @@ describe.each(commands.map((command) => [command.name, command] as const))('row 
     }
   });
 
-  test("takes its query schema's fields as query parameters, required as the schema says", () => {
+  test("takes its query schema's fields as query parameters, required as the schema says unless the spec does not", () => {
     const query = endpoint.query ? (jsonSchemaOf(endpoint.query, 'input') as ObjectSchema) : {};
     const fields = Object.entries(query.properties ?? {}).map(([name, { description, ...schema }]) => ({
       name,
       in: 'query',
-      required: query.required?.includes(name) ?? false,
+      required: (query.required?.includes(name) ?? false) && !endpoint.spec?.optional?.includes(name),
       description: description ?? expect.any(String),
       // The spec gives grantId no constraint: the SDK's own min length stays out.
       schema: name === 'grantId' ? { type: 'string' } : schema,
@@ -212,7 +222,7 @@ describe.each(commands.map((command) => [command.name, command] as const))('row 
     expect(requestBody?.required).toBe(true);
     const sent = requestBody?.content['application/json'].schema as ObjectSchema;
     const zod = endpoint.body ? (jsonSchemaOf(endpoint.body, 'input') as ObjectSchema) : {};
-    const dropped = sdkOnlyFields[command.name] ?? [];
+    const dropped = endpoint.spec?.sdkOnly ?? [];
     const tenant = endpoint.tenantIn === 'body' ? ['tenantId'] : [];
     const expected = Object.keys(zod.properties ?? {}).filter((f) => !dropped.includes(f));
     expect(Object.keys(sent.properties ?? {})).toEqual([...tenant, ...expected]);

@@ -946,3 +946,42 @@ describe('generateFakeData()', () => {
     expect(activities.list.every((a) => a.tenantId === TENANT)).toBe(true);
   });
 });
+
+describe('clear()', () => {
+  test('removes every record consistently: lists are empty, old ids answer 404, and a seed with the same ids is taken again', async () => {
+    const fake = startFake({
+      seed: {
+        ...SEED,
+        activities: [
+          {
+            id: 'act_1',
+            tenantId: TENANT,
+            relatedToType: 'opportunity',
+            relatedToId: 'opp_1',
+            type: 'call',
+            subject: 'Hi',
+          },
+        ],
+      },
+    });
+    fake.clear();
+
+    const contacts = await send(fake, 'GET', `${V1}/contacts`, { query: { tenantId: TENANT } });
+    expect(contacts.list).toEqual([]);
+    expect(contacts.body.pagination).toMatchObject({ total: 0 });
+    expect(contacts.status).toBe(200);
+    const update = await send(fake, 'PUT', `${V1}/contacts/con_1`, {
+      query: { tenantId: TENANT },
+      body: { position: 'x' },
+    });
+    expect(update.status).toBe(404);
+    expect((await send(fake, 'GET', `${V1}/opportunities/opp_1`, { query: { tenantId: TENANT } })).status).toBe(404);
+    // The credentials and the users stay; the same ids can be seeded again.
+    fake.store.seed(SEED);
+    const again = await send(fake, 'GET', `${V1}/contacts`, { query: { tenantId: TENANT } });
+    expect(ids(again)).toEqual(['con_1']);
+    expect(
+      (await send(fake, 'GET', `${V1}/activities`, { query: { tenantId: TENANT, opportunityId: 'opp_1' } })).list,
+    ).toEqual([]);
+  });
+});

@@ -28,6 +28,19 @@ interface EndpointRow<
   readonly data: TData;
   /** The response is a page: `data` is an array and `pagination` comes beside it. */
   readonly list?: boolean;
+  /** What the spec says of the row that its schemas cannot: the OpenAPI document reads it (`crm openapi`). */
+  readonly spec?: SpecFacts;
+}
+
+/** The spec's facts of a row beyond its schemas. */
+interface SpecFacts {
+  /**
+   * Query fields, `tenantId` among them, that the spec's table does not mark required, though the
+   * SDK's method requires them (and always sends the tenant).
+   */
+  readonly optional?: readonly string[];
+  /** Fields of the input the SDK turns into others before sending (`activities.create({ opportunityId })`). */
+  readonly sdkOnly?: readonly string[];
 }
 
 type Part<T extends Schema | undefined> = T extends Schema ? T : z.ZodMiniUndefined;
