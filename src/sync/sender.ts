@@ -113,7 +113,7 @@ interface Ready {
 }
 
 /**
- * Sends a run's jobs, `concurrency` at a time. Intents go to the journal in groups: when fewer
+ * Sends a run's jobs, `concurrency` at a time (PERFORMANCE.md, "Intents written in groups"). Intents go to the journal in groups: when fewer
  * than half a group is ready, the next `concurrency` jobs' intents are written in one change
  * (one fsync for up to `concurrency` creates), and only then do those jobs go. So at most
  * 2 x `concurrency` creates are ever *sending* without having been answered.

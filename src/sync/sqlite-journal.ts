@@ -55,7 +55,7 @@ interface LockRow {
 const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
 const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'opportunities', 'activities']);
 
-/** The opened file and its prepared statements, prepared once (PERFORMANCE.md, "Sync journal"). */
+/** The opened file and its prepared statements, prepared once (PERFORMANCE.md, "The sync's journal in batches"). */
 interface Opened {
   readonly db: DatabaseSync;
   readonly host: string;

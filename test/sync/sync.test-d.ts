@@ -1,0 +1,54 @@
+import { expectTypeOf, test } from 'vitest';
+import type { CrmClient, CrmError } from '../../src/index';
+import {
+  CrmSync,
+  memoryJournal,
+  type SyncJournal,
+  type SyncPlan,
+  type SyncReport,
+  type SyncType,
+  sqliteJournal,
+} from '../../src/sync/index';
+
+declare const crm: CrmClient;
+
+test("the issue's example compiles as written, with arrays and async generators", () => {
+  const sync = new CrmSync(crm, { journal: sqliteJournal('./acme.sync.db') });
+  async function* events() {
+    yield { key: 'e1', opportunityKey: 'd1', data: { type: 'note' as const, subject: 'Met' } };
+  }
+  expectTypeOf(
+    sync.run(
+      {
+        accounts: [{ key: 'c1', data: { name: 'Acme', industry: 'Retail' } }],
+        contacts: [{ key: 'p1', accountKey: 'c1', data: { email: 'ada@acme.test', firstName: 'Ada' } }],
+        opportunities: [{ key: 'd1', accountKey: 'c1', contactKey: 'p1', data: { name: 'Renewal', amount: 10 } }],
+        activities: events(),
+      },
+      { signal: AbortSignal.timeout(1000), onProgress: () => {}, removed: 'keep', inDoubt: 'report', concurrency: 8 },
+    ),
+  ).toEqualTypeOf<Promise<SyncReport>>();
+  expectTypeOf(sync.plan({ accounts: [] }, { removed: 'deactivate' })).toEqualTypeOf<Promise<SyncPlan>>();
+  expectTypeOf(sync.idOf('accounts', 'c1')).toEqualTypeOf<Promise<string | undefined>>();
+  expectTypeOf(sync.resolve('accounts', 'c1', null)).toEqualTypeOf<Promise<void>>();
+  expectTypeOf(memoryJournal()).toEqualTypeOf<SyncJournal>();
+});
+
+test('a report names each type as its list, and a failure carries the CrmError', () => {
+  expectTypeOf<SyncReport['failed'][number]['error']>().toEqualTypeOf<CrmError>();
+  expectTypeOf<SyncReport['inDoubt'][number]['type']>().toEqualTypeOf<SyncType>();
+  expectTypeOf<SyncReport['byType']['activities']['created']>().toEqualTypeOf<number>();
+  expectTypeOf<SyncType>().toEqualTypeOf<'accounts' | 'contacts' | 'opportunities' | 'activities'>();
+});
+
+test('wrong records and options do not compile', () => {
+  const sync = new CrmSync(crm, { journal: memoryJournal() });
+  // @ts-expect-error an account needs a name
+  void sync.run({ accounts: [{ key: 'c1', data: { industry: 'Retail' } }] });
+  // @ts-expect-error a contact's status is active or inactive
+  void sync.run({ contacts: [{ key: 'p1', data: { status: 'gone' } }] });
+  // @ts-expect-error removed is 'keep' or 'deactivate'
+  void sync.run({}, { removed: 'delete' });
+  // @ts-expect-error there is no list of leads
+  void sync.idOf('leads', 'x');
+});
