@@ -57,29 +57,68 @@ const sizeOf = (list: unknown): number | undefined => {
   return typeof size === 'number' && Number.isSafeInteger(size) ? size : undefined;
 };
 
-async function* batchesOf(list: SyncList<unknown>): AsyncGenerator<unknown[]> {
+/**
+ * A record as it was when its list gave it: a list may hand out one object again and again
+ * (a CSV reader reusing its row), and a batch holds 500 before they are read.
+ */
+function snapshot(record: unknown): unknown {
+  if (record === null || typeof record !== 'object') return record;
+  const { data } = record as { data?: unknown };
+  const copy: Record<string, unknown> = { ...(record as Record<string, unknown>) };
+  if (data !== null && typeof data === 'object' && !Array.isArray(data)) copy.data = { ...data };
+  return copy;
+}
+
+const ABORTED = Symbol('aborted');
+
+async function* batchesOf(list: SyncList<unknown>, signal: AbortSignal | undefined): AsyncGenerator<unknown[]> {
   let batch: unknown[] = [];
-  try {
-    // A sync iterable is read without an await per record (W7b: 100,000 records a run).
-    if (typeof (list as Iterable<unknown>)[Symbol.iterator] === 'function') {
-      for (const record of list as Iterable<unknown>) {
-        batch.push(record);
-        if (batch.length === BATCH) {
-          yield batch;
-          batch = [];
-        }
+  if (typeof (list as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    // A sync iterable is read without an await per record (PERFORMANCE.md, "The sync's journal in batches").
+    const iterator = (list as Iterable<unknown>)[Symbol.iterator]();
+    for (;;) {
+      let step: IteratorResult<unknown>;
+      try {
+        step = iterator.next();
+      } catch (error) {
+        throw new SourceFailure(error);
       }
-    } else {
-      for await (const record of list as AsyncIterable<unknown>) {
-        batch.push(record);
-        if (batch.length === BATCH) {
-          yield batch;
-          batch = [];
-        }
+      if (step.done) break;
+      batch.push(snapshot(step.value));
+      if (batch.length === BATCH) {
+        yield batch;
+        batch = [];
       }
     }
-  } catch (error) {
-    throw new SourceFailure(error);
+  } else {
+    // A list waiting on its source (a cursor that hangs) does not hold an aborted run.
+    const iterator = (list as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(ABORTED);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => {});
+    try {
+      for (;;) {
+        let step: IteratorResult<unknown>;
+        try {
+          step = await Promise.race([iterator.next(), aborted]);
+        } catch (error) {
+          if (error !== ABORTED) throw new SourceFailure(error);
+          void Promise.resolve(iterator.return?.()).catch(() => {});
+          return;
+        }
+        if (step.done) break;
+        batch.push(snapshot(step.value));
+        if (batch.length === BATCH) {
+          yield batch;
+          batch = [];
+        }
+      }
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
   }
   if (batch.length > 0) yield batch;
 }
@@ -155,6 +194,7 @@ export class Engine {
 
   #stopping(): boolean {
     if (this.#options.signal?.aborted) this.#fail(this.#options.signal.reason);
+    if (this.#tally.failure) this.#fail(this.#tally.failure.error);
     if (this.#sender.failure) this.#fatal ??= this.#sender.failure;
     return this.#fatal !== undefined;
   }
@@ -192,7 +232,7 @@ export class Engine {
       if (this.#stopping()) return;
       const seen = new Set<string>();
       this.#tally.begin(kind.type, sizeOf(list));
-      for await (const batch of batchesOf(list)) {
+      for await (const batch of batchesOf(list, this.#options.signal)) {
         if (this.#stopping()) return;
         await this.#batch(kind, batch, seen);
         if (!this.#plan) await this.#sender.room(BATCH);

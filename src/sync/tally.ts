@@ -34,6 +34,8 @@ export class Tally {
   readonly #onProgress: ((progress: SyncProgress) => void) | undefined;
   readonly #now: () => number;
   #reportedAt = Number.NEGATIVE_INFINITY;
+  /** What `onProgress` threw: the run stops with it (a record's outcome is never blamed for it). */
+  failure: { error: unknown } | undefined;
 
   constructor(onProgress: ((progress: SyncProgress) => void) | undefined, now: () => number) {
     this.#onProgress = onProgress;
@@ -96,18 +98,27 @@ export class Tally {
     const t = this.of(type);
     const seconds = (now - t.startedAt) / 1000;
     const perSecond = seconds > 0 ? t.done / seconds : 0;
-    this.#onProgress({
-      type,
-      done: t.done,
-      created: t.created,
-      updated: t.updated,
-      unchanged: t.unchanged,
-      failed: t.failed,
-      inDoubt: t.inDoubt,
-      perSecond,
-      etaSeconds:
-        t.total === undefined ? undefined : perSecond > 0 ? Math.max(0, t.total - t.done) / perSecond : undefined,
-    });
+    if (this.failure) return;
+    try {
+      this.#call({
+        type,
+        done: t.done,
+        created: t.created,
+        updated: t.updated,
+        unchanged: t.unchanged,
+        failed: t.failed,
+        inDoubt: t.inDoubt,
+        perSecond,
+        etaSeconds:
+          t.total === undefined ? undefined : perSecond > 0 ? Math.max(0, t.total - t.done) / perSecond : undefined,
+      });
+    } catch (error) {
+      this.failure = { error };
+    }
+  }
+
+  #call(progress: SyncProgress): void {
+    (this.#onProgress as (progress: SyncProgress) => void)(progress);
   }
 
   report(runId: string, inDoubt: readonly SyncInDoubt[]): SyncReport {

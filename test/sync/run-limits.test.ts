@@ -205,3 +205,51 @@ describe('on a SQLite journal', () => {
     expect(() => new CrmSync({ ...crm, tenantId: undefined } as never, { journal: memoryJournal() })).toThrow(/tenant/);
   });
 });
+
+describe('hostile sources and callbacks', () => {
+  test('an aborted run does not wait for a list whose source hangs', async () => {
+    const { sync } = await syncHarness();
+    const controller = new AbortController();
+    async function* hangs() {
+      yield { key: 'A0', data: { name: 'First' } };
+      await new Promise(() => {});
+    }
+    const run = sync.run({ accounts: hangs() }, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('nightly window over')), 50);
+    await expect(run).rejects.toThrow('nightly window over');
+  });
+
+  test('a list that hands out one object again and again is read record by record', async () => {
+    const { sync, fake } = await syncHarness();
+    function* reused() {
+      const row = { key: '', data: { name: '' } };
+      for (let i = 0; i < 3; i++) {
+        row.key = `A${i}`;
+        row.data.name = `Account ${i}`;
+        yield row;
+      }
+    }
+    const report = await sync.run({ accounts: reused() });
+    expect(report.created).toBe(3);
+    expect([...fake.store.accounts.values()].map((a) => a.name).sort()).toEqual([
+      'Account 0',
+      'Account 1',
+      'Account 2',
+    ]);
+  });
+
+  test('an onProgress that throws stops the run with its error, and no created record is taken for in doubt', async () => {
+    const { sync, fake, journal } = await syncHarness();
+    const error = await sync
+      .run(erpSource(2), {
+        onProgress: () => {
+          throw new Error('progress bar broke');
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ message: 'progress bar broke' });
+    expect(await journal.pending(fake.tenantId)).toEqual([]);
+    const mapped = await journal.list(fake.tenantId, 'accounts', undefined, 10);
+    expect(mapped.length).toBe(fake.store.accounts.size);
+  });
+});
