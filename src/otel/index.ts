@@ -43,9 +43,74 @@ interface DiagnosticsChannel {
   channel(name: string): { readonly hasSubscribers: boolean };
 }
 
-/** What `context.attach()` returns (`@opentelemetry/api` 1.10 and later). */
+/** What `context.attach()` returns (`@opentelemetry/api` 1.10 and later), and a context manager's `attach()`. */
 interface Attached {
   dispose(): void;
+}
+
+/** What an older API's context manager may offer in place of `context.attach()`. */
+interface OlderContextManager {
+  attach?(active: Context): Attached;
+  /** `AsyncLocalStorageContextManager`'s store (`@opentelemetry/context-async-hooks` 1.x and 2.x). */
+  _asyncLocalStorage?: { enterWith?(store: Context): void };
+  active?(): Context;
+}
+
+/**
+ * How an attempt's fetch is made to run in a context: `context.attach()` of `@opentelemetry/api`
+ * 1.10 and later. An older API (the peer range starts at 1.3) has none, so the registered context
+ * manager is asked as 1.10's `attach` asks it: its own `attach()`, else, for the
+ * `AsyncLocalStorage` manager of `@opentelemetry/context-async-hooks` before it had one,
+ * `enterWith()` with the previous context restored on dispose, which is what its `attach()` does.
+ * Undefined when the manager offers neither (a manager of another kind, with an API before 1.10).
+ */
+function attacherOf(api: typeof context): ((active: Context) => Attached | undefined) | undefined {
+  const { attach } = api as { attach?: (active: Context) => Attached };
+  if (typeof attach === 'function') return (active) => attach.call(api, active);
+  const managerOf = () =>
+    (api as unknown as { _getContextManager?: () => OlderContextManager | undefined })._getContextManager?.();
+  const manager = managerOf();
+  if (typeof manager?.attach !== 'function' && typeof manager?._asyncLocalStorage?.enterWith !== 'function') {
+    return undefined;
+  }
+  return (active) => {
+    // Asked at each attempt: the application may register another manager later.
+    const now = managerOf();
+    if (typeof now?.attach === 'function') return now.attach(active);
+    const store = now?._asyncLocalStorage;
+    if (typeof store?.enterWith !== 'function') return undefined;
+    const previous = api.active();
+    store.enterWith(active);
+    let disposed = false;
+    return {
+      dispose() {
+        if (disposed) return;
+        disposed = true;
+        store.enterWith?.(previous);
+      },
+    };
+  };
+}
+
+/**
+ * Said once per process, where the fetch of an attempt cannot be run with tracing suppressed:
+ * beside `@opentelemetry/instrumentation-undici`, each attempt then makes two CLIENT spans and
+ * sends two `traceparent` headers.
+ */
+function warnUnsupported(): void {
+  const key = Symbol.for('crm-integration-sdk/otel: warned of an API without attach');
+  const holder = globalThis as { [key]?: boolean };
+  if (holder[key]) return;
+  holder[key] = true;
+  try {
+    (globalThis as { process?: { emitWarning?: (message: string, options: object) => void } }).process?.emitWarning?.(
+      'instrumentCrm(): @opentelemetry/api before 1.10, with a context manager that is not ' +
+        "@opentelemetry/context-async-hooks' AsyncLocalStorageContextManager, cannot run a fetch with tracing " +
+        'suppressed: beside @opentelemetry/instrumentation-undici each attempt makes two CLIENT spans and sends ' +
+        'two traceparent headers. Upgrade @opentelemetry/api to 1.10 or later.',
+      { type: 'CrmOtelWarning', code: 'CRM_OTEL_API_WITHOUT_ATTACH' },
+    );
+  } catch {}
 }
 
 /**
@@ -90,8 +155,9 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(NAME);
   const recordMessages = options.recordErrorMessages === true;
   const undiciRequests = dc.channel?.('undici:request:create');
-  // `context.attach` is new in @opentelemetry/api 1.10; with an older API, undici's span stays.
-  const attach = (context as { attach?: (active: Context) => Attached }).attach?.bind(context);
+  // `context.attach` is new in @opentelemetry/api 1.10; an older API's context manager is asked instead.
+  const attach = attacherOf(context);
+  if (!attach && undiciRequests?.hasSubscribers) warnUnsupported();
   const suppressed = new WeakMap<CrmAttemptContext, Attached>();
   const bracketed = attemptsBracketed();
   const calls = new WeakMap<CrmCallContext, Span>();
@@ -171,9 +237,13 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       // function is called between `start` and `end`, synchronously, so that is where it holds.
       // One bracket per attempt, whoever else instruments it: brackets that overlap restore each
       // other's context, and one would outlive its attempt.
-      if (undiciRequests?.hasSubscribers && attach && !bracketed.has(attempt)) {
-        bracketed.add(attempt);
-        suppressed.set(attempt, attach(attemptContext.setValue(SUPPRESS_TRACING, true)));
+      if (undiciRequests?.hasSubscribers && !bracketed.has(attempt)) {
+        const token = attach?.(attemptContext.setValue(SUPPRESS_TRACING, true));
+        if (!token) warnUnsupported();
+        else {
+          bracketed.add(attempt);
+          suppressed.set(attempt, token);
+        }
       }
     },
     end(attempt) {
