@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
+import { QUIET_TIMES, RATES } from '../internal/waiting/pacer';
 import { PACE_SCRIPT } from './pace-script';
 import { sharedPaceStore } from './shared';
 
@@ -124,25 +125,49 @@ function leaseOf(reply: unknown): PaceLease {
   return {
     phase: numberOf(phase, true),
     turn: numberOf(turn, true),
-    // A pause longer than a Retry-After is honoured (maxRetryAfter's bound): a wrong answer, not a wait.
-    delayMs: Math.min(numberOf(delayMs), 2_147_483_647),
+    // Longer than any timer: a wrong answer, refused rather than cut to a wait of 24.8 days (the
+    // pacer refuses one longer than its maxRetryAfter too).
+    delayMs: checked(numberOf(delayMs), 2_147_483_647),
     now: numberOf(now),
     startedAt: numberOf(startedAt),
     learned: learned === '' ? undefined : learnedOf(learned, numberOf(learnedAt)),
   };
 }
 
-/** What was learned, as `learn()` wrote it (JSON); only its positive finite rates are kept. */
+/** `value`, unless it is over `most`: then Redis's answer is a wrong one. */
+function checked(value: number, most: number): number {
+  if (value > most) throw new TypeError('Redis answered the pace script with a wait longer than any timer');
+  return value;
+}
+
+/**
+ * What was learned, as `learn()` wrote it (JSON): each field absent, or a number a server's answers
+ * could set (a rate of 1e-9/s stalls a key). Anything else in the hash (a foreign value) is a
+ * wrong answer of the store, refused.
+ */
 function learnedOf(text: unknown, at: number): PaceLearned & { at: number } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(String(text));
   } catch {}
-  const rate = (name: string) => {
-    const value = (parsed as Record<string, unknown> | null)?.[name];
-    return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new TypeError('Redis answered the pace script with something else than what was learned');
+  }
+  const field = (name: keyof PaceLearned, { least, most }: { least: number; most: number }) => {
+    const value = (parsed as Record<string, unknown>)[name];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < least || value > most) {
+      throw new TypeError(`Redis answered the pace script with a learned ${name} no server's answers could set`);
+    }
+    return value;
   };
-  return { rate: rate('rate'), ceiling: rate('ceiling'), ramp: rate('ramp'), quietMs: rate('quietMs'), at };
+  return {
+    rate: field('rate', RATES),
+    ceiling: field('ceiling', RATES),
+    ramp: field('ramp', RATES),
+    quietMs: field('quietMs', QUIET_TIMES),
+    at,
+  };
 }
 
 /** The ended phase's reservations, `turn,count,at,intervalMs` each, or undefined when the refusal ended nothing. */

@@ -10,7 +10,9 @@ import {
   DEFAULT_PAUSE_MS,
   type KeyPacer,
   PROBE_MS,
+  QUIET_TIMES,
   RAMP_START,
+  RATES,
   REFUSED,
   rateOf,
   UNKNOWN,
@@ -71,7 +73,10 @@ const SHARED_RAMP_MS = 150;
  */
 const JOINED = 20;
 const RAMP_STEP = (Math.LN2 * 1000) / SHARED_RAMP_MS;
-/** How long before the end of its pause the process whose refusal ended a phase finds its rate. */
+/**
+ * How long before the end of its pause the process whose refusal ended a phase finds its rate, at
+ * the latest: sooner when all its requests of the phase have been answered (#learnWhenHeard).
+ */
 const LEARN_EARLY_MS = 150;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
@@ -137,6 +142,8 @@ export class SharedPacer implements KeyPacer {
   #probed = false;
   /** Phases in a row whose first turn was refused. */
   #barren = 0;
+  /** The longest pause this process waits out (its calls' maxRetryAfter): a store's longer one is a wrong answer. */
+  #maxPause = DELAY_MAX;
   readonly #queue = new Queue<Waiting<Ticket>>();
   readonly #waits: Waits;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -158,9 +165,16 @@ export class SharedPacer implements KeyPacer {
   /**
    * Resolves when a request may go out: after any pause, at the pace. A retry goes before the
    * calls that wait for their first attempt. Rejects with an `AttemptFailure` of kind `queued`
-   * when `signal` aborts or `deadline` (epoch ms) passes first.
+   * when `signal` aborts or `deadline` (epoch ms) passes first. `maxRetryAfter`: the longest
+   * pause the caller waits out, another process's included.
    */
-  turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket> {
+  turn(
+    retry: boolean,
+    signal: AbortSignal | undefined,
+    deadline: number | undefined,
+    maxRetryAfter: number = DELAY_MAX,
+  ): Promise<Ticket> {
+    this.#maxPause = maxRetryAfter;
     // Nobody left to wake: a pause's timer must not keep the process alive.
     const promise = this.#waits.inQueue(this.#queue, signal, deadline, retry, () => {
       clearTimeout(this.#timer);
@@ -198,6 +212,7 @@ export class SharedPacer implements KeyPacer {
     const ended = this.#ended;
     if (ended && ticket.phase === ended.phase && ticket.store === ended.store) {
       ended.outcomes.set(ticket.turn, outcome);
+      this.#learnWhenHeard(ended);
       return;
     }
     if (ticket.phase !== this.#phase || ticket.store !== this.#store) return;
@@ -220,6 +235,7 @@ export class SharedPacer implements KeyPacer {
       if (!reservations) return;
       const ended: Ended = { store, phase, reservations, outcomes, sent, dry: ticket.turn };
       this.#ended = ended;
+      if (this.#learnWhenHeard(ended)) return;
       // Found a little before the pause is over (the phase's answers are in by then), so that the
       // other processes, whose pause ends with this one's, lease at the rate found, not the last.
       // (Not a reason for the process to stay up: unref.)
@@ -256,7 +272,7 @@ export class SharedPacer implements KeyPacer {
       const turns = this.#known - Math.max(0, this.#firstTurn - JOINED) + this.#othersTook;
       return (learned?.ramp ?? RAMP_START) + turns * RAMP_STEP;
     }
-    return climbed(learned.rate, learned.ceiling ?? learned.rate, now - learned.at, learned.quietMs);
+    return climbed(learned.rate, learned.ceiling ?? learned.rate, Math.max(0, now - learned.at), learned.quietMs);
   }
 
   /**
@@ -282,8 +298,14 @@ export class SharedPacer implements KeyPacer {
         if (!this.#lease()) return;
         continue;
       }
-      // Late by a little (a timer on a busy machine): caught up. More: nothing saved up to send at once.
-      if (now - this.#at > CATCH_UP_MS) this.#at = now;
+      // Late by a little (a timer on a busy machine): caught up. Late by more (a stall), the lease's
+      // turns left are void: their time in the shared schedule is gone, given to the others' leases
+      // since, and sent now they would add to those (a worker stalled past its leases sent them on
+      // top of the others'). The store gives turns from now.
+      if (now - this.#at > CATCH_UP_MS && !this.hopeless) {
+        this.#left = 0;
+        continue;
+      }
       const ticket: Ticket = { store: this.#store, phase: this.#phase, turn: this.#turn };
       this.#sent.set(this.#turn, now + this.#offset);
       this.#turn += 1;
@@ -303,25 +325,33 @@ export class SharedPacer implements KeyPacer {
   #lease(): boolean {
     if (this.#reserving) return false;
     const now = performance.now();
+    const asking = this.#phase < 0 || this.#stale;
     const pace = this.#pace(now + this.#offset);
     const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
     // Not in a phase (the first lease, or the first after this process's refusal), or told by its
     // last lease that another process's refusal ended the phase, its pace is stale: the store may
-    // have learned a rate meanwhile. One turn, with no time after it, asks. (Paced at the ramp's
-    // start, the first leases of four workers after a pause left 90 to 120 ms of the shared
-    // schedule at a quarter of the rate the store already knew.)
-    const asking = this.#phase < 0 || this.#stale;
+    // have learned a rate meanwhile. One turn asks. (Paced at the ramp's start, the first leases
+    // of four workers after a pause left 90 to 120 ms of the shared schedule at a quarter of the
+    // rate the store already knew.) One turn with no time after it asks; the turns of a phase
+    // are then spread by their numbers (#take), whatever pace the leases were taken at.
     const interval = asking ? 0 : 1000 / pace;
     const count = asking ? 1 : Math.max(1, Math.min(this.#queue.size, most, Math.floor((pace * LEASE_MS) / 1000)));
     const shared = this.#shared;
     if (now < this.#sharedAfter) {
-      this.#take(this.#local, this.#local.reserve(this.#key, count, interval), interval, count);
+      this.#take(this.#local, this.#local.reserve(this.#key, count, interval), interval, count, asking);
       return true;
     }
     this.#reserving = true;
-    this.#ask(() => shared.reserve(this.#key, count, interval), checkedLease)
+    // A pause longer than this process waits out (its maxRetryAfter), and than the turns a
+    // schedule may hold before it, is no server's answer (a Redis clock stepped back, a foreign
+    // value, another worker's long maxRetryAfter): refused, the key paced in this process.
+    const longest = this.#maxPause + Math.max(1000, (LEASE_MAX * 1000) / pace);
+    this.#ask(
+      () => shared.reserve(this.#key, count, interval),
+      (lease) => checkedLease(lease, longest),
+    )
       .then(
-        (lease) => this.#take(shared, lease, interval, count),
+        (lease) => this.#take(shared, lease, interval, count, asking),
         () => {},
       )
       .finally(() => {
@@ -331,7 +361,7 @@ export class SharedPacer implements KeyPacer {
     return false;
   }
 
-  #take(store: PaceStore, lease: PaceLease, interval: number, count: number): void {
+  #take(store: PaceStore, lease: PaceLease, interval: number, count: number, asking: boolean): void {
     const now = performance.now();
     this.#offset = lease.now - now;
     // What this pacer learned itself may be newer than what the store answers (its learn() on the way).
@@ -342,7 +372,7 @@ export class SharedPacer implements KeyPacer {
     this.#othersTook = same ? Math.max(0, lease.turn - this.#known) : 0;
     if (!same) this.#firstTurn = lease.turn;
     this.#known = lease.turn + count;
-    this.#stale = !same && !(count === 1 && interval === 0);
+    this.#stale = !same && !asking;
     if (!same) {
       // Another phase (a refusal somewhere, or the other store): what was known of the last one goes.
       this.#store = store;
@@ -352,8 +382,30 @@ export class SharedPacer implements KeyPacer {
     }
     this.#turn = lease.turn;
     this.#left = count;
-    this.#at = now + lease.delayMs;
-    this.#interval = interval;
+    // Turn n of a phase goes no sooner than n turns at the pace after the phase's start: leases
+    // taken at another pace than the one now known (the asks of a phase's start, with no time
+    // after them; leases taken during another's pause at the pace that ran the bucket dry) are
+    // spread by it, every worker alike, since each reads the same start and its own turn's
+    // number. (At each pause's end, four workers' turns went to a bucket of 2 within 10 ms, and
+    // two were refused: a 20/s job took 5.7x its ideal.) By at most LEASE_MAX turns: a store's
+    // turn numbers are not a reason to wait for long.
+    const pace = this.#pace(lease.now);
+    this.#at = this.#due(now + lease.delayMs, lease.startedAt - this.#offset, lease.turn, pace);
+    this.#interval = Math.max(interval, 1000 / pace);
+  }
+
+  /** When turn `turn` of a phase started at `start` goes, reserved for `scheduled`, at `pace` (see #take). */
+  #due(scheduled: number, start: number, turn: number, pace: number): number {
+    return Math.min(Math.max(scheduled, start + this.#sinceStart(turn, pace)), scheduled + (LEASE_MAX * 1000) / pace);
+  }
+
+  /** How long after a phase's start (ms) its turn `turn` may go, at `pace` (a rate learned), or at the ramp's. */
+  #sinceStart(turn: number, pace: number): number {
+    if (this.hopeless) return 0;
+    if (this.#learned?.rate !== undefined) return (turn * 1000) / pace;
+    // The ramp, r0 + n * RAMP_STEP after n turns, gives n turns in ln(1 + n * RAMP_STEP / r0) / RAMP_STEP s.
+    const start = this.#learned?.ramp ?? RAMP_START;
+    return (1000 * Math.log1p((turn * RAMP_STEP) / start)) / RAMP_STEP;
   }
 
   /**
@@ -395,17 +447,36 @@ export class SharedPacer implements KeyPacer {
       );
   }
 
+  /**
+   * Finds the phase's rate at once when every request this process sent in it has been heard
+   * from: the other workers' leases taken during the pause then carry it, and spread their turns
+   * by it (#take). (Found only near the pause's end, a 20/s bucket's rate reached them after their
+   * leases, which went at the ramp's pace: a refusal at every pause's end.)
+   */
+  #learnWhenHeard(ended: Ended): boolean {
+    if (this.#ended !== ended) return false;
+    for (const turn of ended.sent.keys()) if (!ended.outcomes.has(turn)) return false;
+    this.#learn(ended);
+    return true;
+  }
+
   /** The rate of the phase this pacer's refusal ended, told to the store it came from. */
   #learn(ended: Ended): void {
     this.#ended = undefined;
     const { reservations, outcomes, sent, dry } = ended;
     const times: number[] = [];
     let paceAtDry = Number.POSITIVE_INFINITY;
+    // The others' turns went when their workers' #take let them, as this one's would have.
+    const pace = this.#pace(performance.now() + this.#offset);
+    const start = reservations[0]?.turn === 0 ? reservations[0].at : Number.NEGATIVE_INFINITY;
     try {
       for (const { turn, count, at, intervalMs } of reservations) {
         // A store's wrong answer (a turn far out, a count of millions) is not a loop to run.
         if (!(turn >= 0 && turn + count <= 100_000)) break;
-        for (let i = 0; i < count; i++) times[turn + i] = sent.get(turn + i) ?? at + i * intervalMs;
+        for (let i = 0; i < count; i++) {
+          const due = this.#due(at, start, turn, pace) + i * Math.max(intervalMs, 1000 / pace);
+          times[turn + i] = sent.get(turn + i) ?? due;
+        }
         if (dry >= turn && dry < turn + count) paceAtDry = 1000 / intervalMs;
       }
     } catch {}
@@ -476,11 +547,17 @@ function warn(logger: CrmLogger | undefined, error: unknown, key: string): void 
   } catch {}
 }
 
-/** The longest wait before a turn a store may ask for: longer is a wrong answer, not a pause. */
+/** The longest wait a timer can take: a store's longer one is a wrong answer, not a pause. */
 const DELAY_MAX = 2_147_483_647;
+/** How far ahead of the store's own clock what it learned may be stamped (clocks of a cluster's nodes). */
+const SKEW_MS = 1000;
 
-/** A store's lease, if it is one (a store of the user's may answer anything): anything else is a failure of the store. */
-function checkedLease(lease: PaceLease): PaceLease {
+/**
+ * A store's lease, if it is one that a server's answers could justify (a store of the user's may
+ * answer anything): its first turn within `longestMs`, the rates it learned among those rateOf()
+ * finds, learned no later than its own now. Anything else is a failure of the store, refused.
+ */
+function checkedLease(lease: PaceLease, longestMs: number): PaceLease {
   const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
   const whole = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
   if (
@@ -491,24 +568,35 @@ function checkedLease(lease: PaceLease): PaceLease {
     !finite(lease.now) ||
     !finite(lease.startedAt) ||
     !finite(lease.delayMs) ||
-    lease.delayMs < 0 ||
-    lease.delayMs > DELAY_MAX
+    lease.delayMs < 0
   ) {
     throw new TypeError('The pace store answered reserve() with something else than a lease');
   }
+  if (lease.delayMs > Math.min(longestMs, DELAY_MAX)) {
+    throw new TypeError(
+      `The pace store asked for a wait of ${Math.round(lease.delayMs)} ms before the next turn, longer than maxRetryAfter allows`,
+    );
+  }
   const { learned } = lease;
   if (learned === undefined) return lease;
-  const rate = (value: unknown) => (finite(value) && value > 0 ? value : undefined);
-  if (typeof learned !== 'object' || learned === null || !finite(learned.at)) {
+  if (typeof learned !== 'object' || learned === null || !finite(learned.at) || learned.at > lease.now + SKEW_MS) {
     throw new TypeError('The pace store answered reserve() with something else than what was learned');
   }
+  const within = (name: keyof PaceLearned, { least, most }: { least: number; most: number }) => {
+    const value = learned[name];
+    if (value === undefined || value === null) return undefined;
+    if (!finite(value) || value < least || value > most) {
+      throw new TypeError(`The pace store answered reserve() with a ${name} no server's answers could set`);
+    }
+    return value;
+  };
   return {
     ...lease,
     learned: {
-      rate: rate(learned.rate),
-      ceiling: rate(learned.ceiling),
-      ramp: rate(learned.ramp),
-      quietMs: rate(learned.quietMs),
+      rate: within('rate', RATES),
+      ceiling: within('ceiling', RATES),
+      ramp: within('ramp', RATES),
+      quietMs: within('quietMs', QUIET_TIMES),
       at: learned.at,
     },
   };

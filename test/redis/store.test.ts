@@ -155,17 +155,26 @@ describe('redisStore() in Redis', () => {
     }
     await expect(hostile(['1,2,x,4']).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
     await expect(hostile({ length: 3 }).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
-    // What was learned is read field by field: a wrong one is left out, not trusted.
-    const lease = await hostile([
-      '0',
-      '0',
-      '0',
-      '1',
-      '1',
-      '{"rate":"fast","ceiling":-1,"ramp":7,"quietMs":-5}',
-      '5',
-    ]).reserve(API_KEY, 1, 5);
-    expect(lease.learned).toStrictEqual({ rate: undefined, ceiling: undefined, ramp: 7, quietMs: undefined, at: 5 });
+    // What was learned: a field that no server's answers could set (a foreign value in the hash,
+    // a rate that would stall the key) makes the answer a wrong one, refused, never a pace.
+    const learned = (text: string) => hostile(['0', '0', '0', '1', '1', text, '5']).reserve(API_KEY, 1, 5);
+    for (const text of [
+      '{"rate":"fast"}',
+      '{"ceiling":-1}',
+      '{"rate":1e-9}',
+      '{"rate":2e6}',
+      '{"quietMs":-5}',
+      '{"quietMs":0.001}',
+      'not json',
+      '[1,2]',
+    ]) {
+      await expect(learned(text)).rejects.toThrow(TypeError);
+    }
+    await expect(learned('{"ramp":7,"rate":null}')).resolves.toMatchObject({
+      learned: { rate: undefined, ceiling: undefined, ramp: 7, quietMs: undefined, at: 5 },
+    });
+    // A wait longer than any timer is refused, not cut to 24.8 days.
+    await expect(hostile(['0', '0', '3000000000', '1', '1', '', '']).reserve(API_KEY, 1, 5)).rejects.toThrow(TypeError);
   });
 
   test('a key of another type in its place is a failure of the store (WRONGTYPE), not a crash', async () => {

@@ -145,7 +145,7 @@ export class Transport {
     const { settings, deadline } = request;
     const pacer = settings.throttle ? this.#pacers.of(credentialOf(request), settings.throttle) : undefined;
     for (let again = retry; ; again = true) {
-      const ticket = pacer ? await pacer.turn(again, settings.signal, deadline) : undefined;
+      const ticket = pacer ? await pacer.turn(again, settings.signal, deadline, settings.maxRetryAfter) : undefined;
       await this.#slots?.acquire(settings.signal, deadline);
       if (!pacer || !ticket) return undefined;
       if (pacer.holds(ticket)) return { pacer, ticket };

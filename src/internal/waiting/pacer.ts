@@ -28,9 +28,15 @@ import { type Waiting, Waits } from './wait';
  * (`crm-integration-sdk/redis`), which shares the schedule with other processes: see `Pacers`.
  */
 
-/** Requests a second before anything is known, doubled every RAMP_MS. */
+/**
+ * Requests a second before anything is known, doubled every RAMP_MS: counted in turns rather than
+ * in time (the pace after n turns of r0 * 2^(t / T) is r0 + n * ln 2 / T), so that a stall of the
+ * event loop does not raise it. Timed, a 2 s stall put the ramp at 50 * 2^20 a second, and the
+ * calls queued went out at once (1,432 refused in one second).
+ */
 export const RAMP_START = 50;
 const RAMP_MS = 100;
+const RAMP_STEP = (Math.LN2 * 1000) / RAMP_MS;
 /** The burst a bucket is taken to hold, in seconds of its rate (nothing tells it apart from the rate). */
 const BURST_SECONDS = 0.1;
 /** The pace, as a share of the rate learned: a little below it. */
@@ -73,9 +79,15 @@ export interface KeyPacer {
   /**
    * Resolves when a request may go out: after any pause, at the pace. A retry goes before the
    * calls that wait for their first attempt. Rejects with an `AttemptFailure` of kind `queued`
-   * when `signal` aborts or `deadline` (epoch ms) passes first.
+   * when `signal` aborts or `deadline` (epoch ms) passes first. `maxRetryAfter`: the caller's,
+   * the longest pause it waits out, whoever asked for it (a shared store's pause included).
    */
-  turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Ticket>;
+  turn(
+    retry: boolean,
+    signal: AbortSignal | undefined,
+    deadline: number | undefined,
+    maxRetryAfter?: number,
+  ): Promise<Ticket>;
   /** Whether a turn given is still good: no refusal has paused the key since. */
   holds(ticket: Ticket): boolean;
   /** The request of `ticket` is handed to `fetch` now: the time the rate is found from. */
@@ -131,8 +143,8 @@ class Pacer implements KeyPacer {
   /** Until when the first calls wait for the first request's answer (0: not waiting). */
   #probing = 0;
   #probed = false;
-  /** When the first request's answer came (or its wait ended): the first ramp starts there. */
-  #rampFrom = 0;
+  /** The turns given since the ramp started (the first answer, or the phase's start): its pace. */
+  #rampTurns = 0;
   #pausedUntil = 0;
   #next = 0;
   readonly #queue = new Queue<Waiting<Turn>>();
@@ -216,6 +228,7 @@ class Pacer implements KeyPacer {
     this.#rtt = Number.POSITIVE_INFINITY;
     this.#firstAnswered = 0;
     this.#accepted = 0;
+    this.#rampTurns = 0;
     this.#pump();
   }
 
@@ -238,8 +251,7 @@ class Pacer implements KeyPacer {
     // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
     if (this.hopeless) return Number.POSITIVE_INFINITY;
     const rate = this.#rate;
-    if (rate === undefined)
-      return this.#ramp * 2 ** ((now - Math.max(this.#times[0] ?? now, this.#rampFrom)) / RAMP_MS);
+    if (rate === undefined) return this.#ramp + this.#rampTurns * RAMP_STEP;
     // The climb starts when the pause is over, when the rate is found.
     return climbed(rate, this.#ceiling, now - this.#pausedUntil, this.#quietMs);
   }
@@ -250,8 +262,8 @@ class Pacer implements KeyPacer {
    */
   #rampStarts(): void {
     this.#probing = 0;
-    this.#rampFrom = performance.now();
-    this.#next = this.#rampFrom;
+    this.#rampTurns = 0;
+    this.#next = performance.now();
   }
 
   /**
@@ -294,9 +306,11 @@ class Pacer implements KeyPacer {
         this.#probed = true;
         this.#probing = now + PROBE_MS;
       }
-      // Late by a little (a timer on a busy machine): caught up. Idle: nothing saved up to send at once.
+      // Late by a little (a timer on a busy machine): caught up. Idle, or late by more (a stall):
+      // nothing saved up to send at once. At most 1 + CATCH_UP_MS of the pace in a burst, then the pace.
       if (now - this.#next > CATCH_UP_MS) this.#next = now;
       this.#next += 1000 / this.#pace(now);
+      this.#rampTurns += 1;
       this.#queue.shift()?.done({ phase: this.#phase, index });
     }
   }
@@ -370,10 +384,18 @@ export function rateOf(
   return { rate, ceiling: rate, quietMs };
 }
 
+/**
+ * The rates (requests a second) a server's answers can set a pace to: those rateOf() can find.
+ * A store's rate outside them is a wrong answer, not a pace (1e-9/s stalled a key for 24.8 days).
+ */
+export const RATES = { least: 0.1, most: 1e6 } as const;
+/** The quiet times (ms) a phase can set (see QUIET_MS), with room for other versions: a few ms made the pace run away. */
+export const QUIET_TIMES = { least: QUIET_MIN_MS, most: 3_600_000 } as const;
+
 /** The rate from which `holds` is true, for a `holds` false below some rate and true above it. */
 function boundary(holds: (rate: number) => boolean): number {
-  let low = 0.1;
-  let high = 1e6;
+  let low: number = RATES.least;
+  let high: number = RATES.most;
   while (high - low > low * 1e-4) {
     const rate = Math.sqrt(low * high);
     if (holds(rate)) high = rate;
