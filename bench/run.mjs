@@ -4,7 +4,8 @@
 // W5 and W5b (bulk creates at a rate limit, bench/w5.mjs) take about a minute a round:
 // BENCH_W5_RUNS sets their rounds (default 8, the fewest with a 95% interval; 0 leaves them out),
 // and BENCH_ONLY=w5 runs them alone, printing their rows and drawing the chart but leaving
-// bench/RESULTS.md as it is (its other rows would be missing). The abort rows (bench/abort.mjs:
+// bench/RESULTS.md as it is (its other rows would be missing); BENCH_W5_ROWS (w5, w5-loaded,
+// w5b, w6, w6-slow, comma-separated) narrows such a run to some of their rows. The abort rows (bench/abort.mjs:
 // BENCH_ABORT_CALLS calls queued on one signal, 100,000 by default, one run each) run alone with
 // BENCH_ONLY=abort, leaving bench/RESULTS.md as it is too. W7 (bench/w7.mjs, crm-integration-sdk/sync:
 // the initial load beside plain creates, and an unchanged re-run of 100,000 records) runs
@@ -66,7 +67,15 @@ async function traced(run) {
 }
 const say = (line) => process.stdout.write(`${line}\n`);
 // W5's counts are medians over runs: whole, or halfway between two with an even number of runs.
-const COUNTS = new Set(['records failed', 'duplicates', '429 answers', 'requests sent before the pause', 'requests']);
+const COUNTS = new Set([
+  'records failed',
+  'records failed, worst run',
+  'duplicates',
+  '429 answers',
+  'requests sent before the pause',
+  'requests',
+  'requests in 1 s, most',
+]);
 const DIGITS = {
   ms: 1,
   s: 2,

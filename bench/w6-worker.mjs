@@ -23,8 +23,15 @@ process.on('message', async (message) => {
         redis = new Redis({ port: redisPort, host: '127.0.0.1' });
         await redis.ping();
         throttle = { mode: 'auto', store: redisStore(redis, { prefix }) };
+      } else if (subject === 'store-down') {
+        // Redis down for the whole job: a port nothing listens on (the job's must not fail for it).
+        redis = new Redis({ port: 1, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+        redis.on('error', () => {});
+        throttle = { mode: 'auto', store: redisStore(redis, { prefix }) };
       }
-      const crm = new CrmClient({ baseUrl: url, apiKey: tenant.key, tenantId: tenant.id, throttle });
+      // The store's warning is expected when Redis is down: kept off the bench's output.
+      const logger = subject === 'store-down' ? () => {} : undefined;
+      const crm = new CrmClient({ baseUrl: url, apiKey: tenant.key, tenantId: tenant.id, throttle, logger });
       run = () => Promise.allSettled(indices.map((i) => crm.contacts.create(contact(i))));
     }
     process.send({ type: 'ready' });
