@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, test } from 'vitest';
+import { CrmClient } from '../../src/index';
+import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournalEntry, SyncType } from '../../src/sync/journal';
 import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import type { FakeEndpointName } from '../../src/testing/index';
@@ -15,7 +17,8 @@ import { startedServer } from '../support/fake-harness';
  * check the outcome against the fake's store. CRASH_KILLS (default 12; the issue asks 50 or more
  * once) and CRASH_RECORDS (default 30 accounts, so 180 records) size it. A kill lands either after
  * a random number of requests since the process started (in flight, by construction) or after a
- * random time (startup, the journal's writes); nothing asserted depends on when.
+ * random time (startup, the journal's writes); nothing asserted depends on when. Between runs, the
+ * accounts and opportunities left in doubt are resolved by hand (but after the last 3 kills).
  */
 const KILLS = Number(process.env.CRASH_KILLS ?? 12);
 const RECORDS = Number(process.env.CRASH_RECORDS ?? 30);
@@ -110,14 +113,36 @@ test.skipIf(!existsSync(DIST))(
         });
       });
 
+    // The operator's part: accounts and opportunities in doubt are looked up by hand (here, in the
+    // store by name) and resolved, as README's nightly job says, so that their children go too and
+    // every type meets the kills; those of the last kills are left in doubt, to be listed.
+    const operator = new CrmSync(new CrmClient({ ...fake.credentials, baseUrl: server.url }), {
+      journal: sqliteJournal(journalPath),
+    });
+    const resolveByHand = async () => {
+      const journal = sqliteJournal(journalPath);
+      await journal.open();
+      const pending = await journal.pending(fake.tenantId);
+      await journal.close();
+      for (const { type, key } of pending) {
+        if (type !== 'accounts' && type !== 'opportunities') continue;
+        const name = type === 'accounts' ? `Account ${key.slice(1)}` : `Deal ${key.slice(1)}`;
+        const found = [...fake.store[type].values()].find((record) => record.name === name);
+        await operator.resolve(type, key, found ? found.id : null);
+        resolved++;
+      }
+    };
+
     let kills = 0;
     let attempts = 0;
+    let resolved = 0;
     while (kills < KILLS && attempts < KILLS * 4) {
       attempts++;
       const moment = rand() < 0.7 ? { requests: 1 + Math.floor(rand() * 40) } : { ms: Math.floor(rand() * 600) };
       const outcome = await run(moment);
       if (outcome.killed) kills++;
       else expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
+      if (kills < KILLS - 3) await resolveByHand();
     }
     let final: ChildReport | undefined;
     for (let i = 0; i < 5 && !final; i++) {
@@ -194,7 +219,7 @@ test.skipIf(!existsSync(DIST))(
       const unmapped = Object.values(tables).reduce((sum, table) => sum + table.size, 0) - ids.size;
       expect(unmapped).toBeLessThanOrEqual(counts.inDoubt);
       console.info(
-        `crash test: ${kills} kills in ${attempts} runs (seed ${SEED}), ${RECORDS * 6} records: ${counts.synced} synced, ${counts.inDoubt} in doubt, ${counts.skipped} skipped behind them, ${counts.failed} failed; ${fake.requests.length} requests`,
+        `crash test: ${kills} kills in ${attempts} runs (seed ${SEED}), ${RECORDS * 6} records: ${counts.synced} synced, ${counts.inDoubt} in doubt, ${counts.skipped} skipped behind them, ${counts.failed} failed; ${resolved} resolved by hand between runs; ${fake.requests.length} requests`,
       );
     } finally {
       await journal.close();
