@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -29,6 +30,9 @@ export default defineConfig({
     // machine (a CI runner, a laptop building) one start of node took 3 s, several tests 5 to 20 s.
     // Whatever depends on time runs on fake timers or an injected clock.
     testTimeout: 60_000,
+    // Two files at once on two cores (vitest's default is one fewer than the cores: one): many
+    // files wait on real sockets, a real Redis or spawned processes, and another file runs meanwhile.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     hookTimeout: 60_000,
     restoreMocks: true,
     unstubEnvs: true,

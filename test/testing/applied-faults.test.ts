@@ -33,8 +33,10 @@ describe.each([
 
   test('applied and answered late: the record is stored at once, and a client that timed out may have acted', async () => {
     const harness = await start();
-    harness.fake.failNext({ endpoint: 'createAccount', applied: true, delayMs: 2_000 });
-    const pending = clientOf(harness, { timeout: 100 }).accounts.create({ name: 'Acme' });
+    // A timeout of seconds, so that the request has reached the fake when it fires, on a busy
+    // machine too (with 100 ms, it sometimes had not: nothing was stored).
+    harness.fake.failNext({ endpoint: 'createAccount', applied: true, delayMs: 30_000 });
+    const pending = clientOf(harness, { timeout: 1_000 }).accounts.create({ name: 'Acme' });
     const error = await pending.catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'CrmTimeoutError', sideEffects: 'unknown' });
     expect(accountsOf(harness).map((a) => a.name)).toEqual(['Acme']);
