@@ -437,3 +437,35 @@ describe('crm sync apply killed and resumed', () => {
     if (resumed.code === 9) expect(inDoubt.length).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe('crm sync apply interrupted', () => {
+  it('stops on Ctrl-C once the requests in flight have answered (exit 130), and the next apply resumes without duplicates', async () => {
+    await server.close();
+    server = await startFakeCrmServer({ latencyMs: 20 });
+    env = envFor(server.fake.credentials);
+    const journal = join(dir, 'int.db');
+    const contacts = file(
+      'c.csv',
+      `key,email\n${Array.from({ length: 60 }, (_, i) => `P-${i},p${i}@x.example`).join('\n')}\n`,
+    );
+    const args = ['sync', 'apply', '--journal', journal, '--contacts', contacts, '--concurrency', '2'];
+    const child = spawn(process.execPath, [CRM_BIN, ...args], { env: { PATH: process.env.PATH, ...env } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    while (posts() < 5 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 5));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('crm: stopped; the journal holds what was done, and the next apply resumes');
+    const stopped = server.fake.store.contacts.size;
+    expect(stopped).toBeLessThan(60);
+
+    const resumed = await runCrm(args, env);
+    expect(resumed.code).toBe(0);
+    const emails = [...server.fake.store.contacts.values()].map((c) => c.email);
+    expect(emails).toHaveLength(60);
+    expect(new Set(emails).size).toBe(60);
+  }, 60_000);
+});
