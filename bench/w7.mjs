@@ -2,7 +2,8 @@
 //
 // W7a, the initial load: 500 accounts, 1,000 contacts, 250 opportunities and 500 activities into
 // the fake at 200/s, burst 20, answering after 20 ms, with throttle 'auto', by CrmSync on a SQLite
-// journal, beside W5-style plain creates of the same 2,250 records (each list at once with
+// journal, and by `crm sync apply` of the same records as CSV files (issue 36: a process, its
+// files checked then streamed), beside W5-style plain creates of the same 2,250 records (each list at once with
 // Promise.all, parents first, the ids kept in a Map), interleaved, a fresh fake in a process of its
 // own (bench/w5-server.mjs) each time. The ideal is the bucket's pace: (2,250 - 20) / 200 = 11.15 s.
 //
@@ -12,16 +13,18 @@
 // (sha1, as a hand-written job would). The journal is filled by a first run through a fetch that
 // answers at once. The re-run goes in a process of its own (this file, W7B_CHILD=1), whose peak
 // heap is sampled every 1,000 records.
-import { fork } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { CrmClient } from '../dist/index.js';
 import { CrmSync, sqliteJournal } from '../dist/sync.js';
 import { median, sleep } from './measure.mjs';
 
+const run = promisify(execFile);
 const LATENCY_MS = 20;
 const TENANT = { id: 'tenant_w7', key: 'w7-key' };
 const RATE = { perSecond: 200, burst: 20 };
@@ -90,6 +93,42 @@ async function plainCreates(crm) {
   return { failed };
 }
 
+/** W7a's records as the CSV files an ERP would export, for `crm sync apply` (issue 36). */
+const CSV_COLUMNS = {
+  accounts: ['key', 'name', 'industry', 'city'],
+  contacts: ['key', 'accountKey', 'email', 'firstName', 'lastName'],
+  opportunities: ['key', 'accountKey', 'contactKey', 'name', 'amount', 'stage'],
+  activities: ['key', 'opportunityKey', 'type', 'subject', 'activityDate'],
+};
+
+function writeCsvFiles(dir) {
+  const files = {};
+  for (const type of TYPES) {
+    const columns = CSV_COLUMNS[type];
+    const rows = [...records(type, W7A)].map((r) => columns.map((c) => String(r[c] ?? r.data[c] ?? '')).join(','));
+    files[type] = join(dir, `${type}.csv`);
+    writeFileSync(files[type], `${[columns.join(','), ...rows].join('\n')}\n`);
+  }
+  return files;
+}
+
+/** `crm sync apply` of the CSV files, in a process of its own, as a person runs it from a shell. */
+async function cliLoad(url, dir, round, files) {
+  const args = ['sync', 'apply', '--journal', join(dir, `w7a-cli-${round}.db`)];
+  for (const type of TYPES) args.push(`--${type}`, files[type]);
+  const env = { PATH: process.env.PATH, CRM_BASE_URL: url, CRM_TENANT_ID: TENANT.id, CRM_API_KEY: TENANT.key };
+  const { stdout } = await run(
+    process.execPath,
+    [fileURLToPath(new URL('../dist/cli/crm.js', import.meta.url)), ...args],
+    {
+      env,
+      maxBuffer: 64 * 2 ** 20,
+    },
+  ).catch((error) => error);
+  const report = JSON.parse(stdout);
+  return { failed: report.failed.length + report.inDoubt.length };
+}
+
 async function syncLoad(crm, dir, round) {
   const sync = new CrmSync(crm, { journal: sqliteJournal(join(dir, `w7a-${round}.db`)) });
   const report = await sync.run(sourceOf(W7A));
@@ -123,9 +162,11 @@ const say = (line) => process.stderr.write(`${line}\n`);
 async function runW7a(record, runs) {
   const server = childServer();
   const dir = mkdtempSync(join(tmpdir(), 'crm-w7a-'));
+  const files = writeCsvFiles(dir);
   const subjects = {
     "plain creates, throttle: 'auto'": (crm) => plainCreates(crm),
     "CrmSync, sqliteJournal, throttle: 'auto'": (crm, round) => syncLoad(crm, dir, round),
+    'crm sync apply of CSV files (a process)': (_, round, url) => cliLoad(url, dir, round, files),
   };
   const samples = Object.fromEntries(Object.keys(subjects).map((name) => [name, []]));
   try {
@@ -139,7 +180,7 @@ async function runW7a(record, runs) {
         });
         const crm = new CrmClient({ baseUrl: url, apiKey: TENANT.key, tenantId: TENANT.id, throttle: 'auto' });
         const t0 = performance.now();
-        const { failed } = await subject(crm, round);
+        const { failed } = await subject(crm, round, url);
         const ms = performance.now() - t0;
         const seen = await server.stop();
         const t = seen.tenants[TENANT.id];
@@ -159,6 +200,9 @@ async function runW7a(record, runs) {
   record(workload, "plain creates, throttle: 'auto'", plain / 1000, 's', plain / 1000 / IDEAL_S, '');
   record(workload, "CrmSync, sqliteJournal, throttle: 'auto'", synced / 1000, 's', synced / 1000 / IDEAL_S, '<= 1.12x');
   record(workload, 'CrmSync over the plain creates', synced / plain, 'x', undefined, '<= 1.05x');
+  const cli = median(samples['crm sync apply of CSV files (a process)']);
+  record(workload, 'crm sync apply of CSV files (a process)', cli / 1000, 's', cli / 1000 / IDEAL_S, '');
+  record(workload, 'crm sync apply over CrmSync in code', cli / synced, 'x', undefined, '<= 1.05x');
 }
 
 /** A fetch that answers every create at once, with an id: fills W7b's journal without a server. */

@@ -225,6 +225,14 @@ describe('crm sync: bad files exit 2 before anything is sent', () => {
       [['--accounts', s.accounts, '--removed', 'delete'], '--removed must be "keep" or "deactivate", not "delete"'],
       [['--accounts', s.accounts, '--concurrency', '0'], '--concurrency must be from 1 to 256'],
       [['--accounts', s.accounts, '--in-doubt', 'retry'], '--in-doubt must be "report" or "recreate", not "retry"'],
+      [
+        ['--accounts', file('empty.csv', '')],
+        `${join(dir, 'empty.csv')}: the file is empty: a CSV file starts with its header`,
+      ],
+      [
+        ['--accounts', s.accounts, '--report', join(dir, 'no', 'such', 'dir.json')],
+        `--report: cannot write ${join(dir, 'no', 'such', 'dir.json')} (ENOENT)`,
+      ],
     ];
     for (const [args, message] of cases) {
       const run = await runCrm(['sync', 'apply', '--journal', s.journal, ...args], env);

@@ -24,6 +24,9 @@ export type Parse = (
 
 const COMMANDS = Object.keys(syncOptions) as SyncCommand[];
 
+/** The most record names a plan keeps to show beside its creates, so that its memory stays bounded. */
+const LABELS = 100_000;
+
 /** `crm sync <command> [options]`. */
 export async function runSync(args: readonly string[], io: SyncIo, parse: Parse): Promise<number> {
   const [name, ...rest] = args;
@@ -149,8 +152,10 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       const remember = asText
         ? (record: Record<string, unknown>) => {
             const label = labelOf(record.data);
-            if (label !== undefined && typeof record.key === 'string')
+            // A person reads a few thousand lines, not a million: past LABELS, creates show their key alone.
+            if (label !== undefined && typeof record.key === 'string' && labels.size < LABELS) {
               labels.set(`${file.type}\u0000${record.key}`, label);
+            }
           }
         : undefined;
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
@@ -213,6 +218,18 @@ async function apply(
   options: ApplyOptions,
   redact: (value: unknown) => unknown,
 ): Promise<number> {
+  // A report that cannot be written is said before anything is sent, not after the run.
+  if (typeof values.report === 'string') {
+    try {
+      await writeFile(values.report, '', { mode: 0o600 });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new UsageError(
+        `--report: cannot write ${values.report}${typeof code === 'string' ? ` (${code})` : ''}`,
+        'crm sync apply --help',
+      );
+    }
+  }
   const progress = new SyncProgressLine(io.stderr, totals);
   io.interrupt?.stopOnInterrupt();
   let report: SyncReport;

@@ -107,6 +107,10 @@ export async function* csvRecords(
       record.data = data;
       yield record;
     }
+    // An empty export is more likely cut short than meant: with --removed deactivate, an empty
+    // list would deactivate every record of its type.
+    if (!header)
+      throw new SourceError(file, undefined, undefined, 'the file is empty: a CSV file starts with its header');
   } catch (error) {
     if (error instanceof SourceError) throw error;
     throw csvFault(error, file);

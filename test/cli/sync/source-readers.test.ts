@@ -98,6 +98,11 @@ describe('CSV sources', () => {
     expect((await refusal(csv('email\na@x.example\n'))).message).toBe('people.csv:1: the header has no "key" column');
   });
 
+  it('refuses an empty file, which with --removed deactivate would deactivate every record', async () => {
+    expect((await refusal(csv(''))).message).toBe('people.csv: the file is empty: a CSV file starts with its header');
+    expect(await csv('key,email\r\n')).toEqual([]);
+  });
+
   it('cuts a long wrong column name at 80 characters', async () => {
     const name = `x${'y'.repeat(500)}`;
     const error = await refusal(csv(`key,${name}\nP-1,a\n`));
