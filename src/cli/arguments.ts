@@ -47,12 +47,14 @@ const letters = (name: string) =>
     .replace(/[\s_.]/g, '')
     .toLowerCase();
 
-/** `--api-key` or `--admin-token`, however dashed or cased, with or without a value: refused before anything reads argv. */
+/**
+ * `--api-key` or `--admin-token`, however dashed or cased, with or without a value, and whatever
+ * follows the name (`--api-key:sk_…`, `--api-keys=…`) but `-file`: refused before anything reads argv.
+ */
 export const isSecretFlag = (arg: string): boolean => {
   const flag = asFlag(arg);
   if (!flag.startsWith('-')) return false;
-  const name = letters(flag.split('=', 1)[0] as string);
-  return name === 'apikey' || name === 'admintoken';
+  return /^(apikey|admintoken)(?!file(=|$))/.test(letters(flag.split('=', 1)[0] as string));
 };
 
 /** Names whose value is a credential: a message never quotes such an argument's value. */

@@ -109,7 +109,8 @@ function parse(args: readonly string[], specs: Readonly<Record<string, OptionSpe
  */
 function unknownOption(error: unknown, specs: Readonly<Record<string, OptionSpec>>): string | undefined {
   if ((error as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
-  const given = /^Unknown option '(--?[^'=\s]+)/.exec((error as Error).message)?.[1];
+  // The name alone: a value glued to it by another character than `=` (`--token:sk_…`) is not repeated.
+  const given = /^Unknown option '(--?[^'=:,;\s]+)/.exec((error as Error).message)?.[1];
   if (!given) return undefined;
   const long = Object.entries(specs).flatMap(([name, { type }]) =>
     type === 'boolean' ? [`--${name}`, `--no-${name}`] : [`--${name}`],

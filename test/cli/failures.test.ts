@@ -184,6 +184,10 @@ describe('crm and credentials', () => {
       ['contacts', 'list', '--apikey=sk_live_flagsecret'],
       ['contacts', 'get', 'c_1', '--', '\u2014api-key=sk_live_flagsecret'],
       ['\u2014api-key=sk_live_flagsecret', 'contacts', 'list'],
+      ['contacts', 'list', '--api-key:sk_live_flagsecret'],
+      ['contacts', 'list', '\u2014\u2014api-keys=sk_live_flagsecret'],
+      ['contacts', 'list', '\u2e3aapi-key=sk_live_flagsecret'], // two-em dash
+      ['contacts', 'list', '\ufe58admin-token=sk_live_flagsecret'], // small em dash
     ]) {
       const run = await runInProcess(args, env, { stdout: false, stderr: false });
       expect({ args, code: run.code }).toEqual({ args, code: 2 });
@@ -223,6 +227,8 @@ describe('crm and credentials', () => {
       ['contacts', 'password=sk_live_valuesecret'],
       ['openapi', 'session:sk_live_valuesecret'],
       ['mcp', 'API_KEY=sk_live_valuesecret'],
+      ['contacts', 'list', '--token:sk_live_valuesecret'],
+      ['contacts', 'list', '--bearer,sk_live_valuesecret'],
     ]) {
       const run = await runInProcess(args, env, { stdout: false, stderr: false });
       expect({ args, code: run.code }).toEqual({ args, code: 2 });
@@ -235,6 +241,8 @@ describe('crm and credentials', () => {
       'Unknown command "contacts password=[redacted]"',
       'Unexpected argument "session:[redacted]"',
       'Unexpected argument "API_KEY=[redacted]"',
+      'Unknown option "--token"',
+      'Unknown option "--bearer"',
     ]);
     expect(fake.requests).toEqual([]);
   });
