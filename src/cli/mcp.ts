@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { CrmClient } from '../client';
 import { toolsFor } from './mcp-tools';
+import { safeJson } from './output';
 
 /** The package `crm mcp` needs: an optional peer dependency, loaded only by `crm mcp`. */
 const MCP_SDK = '@modelcontextprotocol/sdk';
@@ -124,7 +125,7 @@ export async function runMcpServer(options: McpServerOptions): Promise<void> {
     reported = error;
   };
   let ending = false;
-  await server.connect(new StdioServerTransport(input, options.output ?? process.stdout));
+  await server.connect(new StdioServerTransport(input, jsonSafeOutput(options.output ?? process.stdout)));
   // The stdio transport does not watch for the end of its input: the client is done when it ends.
   // The calls under way are answered first (`echo '...' | crm mcp` wants its answer); the SDK's
   // timeouts bound them, and an MCP client that will not wait stops the process anyway.
@@ -139,4 +140,26 @@ export async function runMcpServer(options: McpServerOptions): Promise<void> {
   input.once('close', end);
   await closed;
   if (!ending) throw new McpConnectionLostError(reported);
+}
+
+/**
+ * `output` with each message the transport writes (a JSON-RPC message, one line) passed through
+ * `safeJson`, as every JSON `crm` prints: a client that splits lines on U+2028 would cut a
+ * message in two. The transport uses `write()` and the stream's events; the rest is `output`'s.
+ */
+function jsonSafeOutput(output: Writable): Writable {
+  return new Proxy(output, {
+    get(target, name) {
+      if (name === 'write') {
+        return (chunk: unknown, ...rest: unknown[]) =>
+          (target.write as (...args: unknown[]) => boolean).call(
+            target,
+            typeof chunk === 'string' ? safeJson(chunk) : chunk,
+            ...rest,
+          );
+      }
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

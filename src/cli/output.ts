@@ -40,9 +40,11 @@ const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202
 export const escaped = (text: string, pattern: RegExp): string =>
   text.replace(pattern, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+/** JSON text with what a reader may act on escaped (see `UNSAFE_IN_JSON`): the same JSON. */
+export const safeJson = (json: string): string => escaped(json, UNSAFE_IN_JSON);
+
 /** JSON of a value, safe to show on a terminal. */
-export const jsonText = (value: unknown, indent?: number): string =>
-  escaped(JSON.stringify(value, null, indent), UNSAFE_IN_JSON);
+export const jsonText = (value: unknown, indent?: number): string => safeJson(JSON.stringify(value, null, indent));
 
 /** A result as JSON: indented for a person at a terminal, one line for a script. */
 export const printJson = (streams: Streams, value: unknown): Promise<void> =>
