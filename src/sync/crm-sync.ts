@@ -123,7 +123,7 @@ export class CrmSync {
     if (shared && options.removed === 'deactivate') {
       rejectInput(
         'removed',
-        "'keep' with a shared journal (one with claims, such as postgresJournal()): each worker's run is given a slice, never the complete source, so a key it does not hold may be in another's slice; deactivate those by hand (sync.idOf gives their CRM ids)",
+        "'keep' with a shared journal (one with claims, such as the Postgres journal): each worker's run is given a slice, never the complete source, so a key it does not hold may be in another's slice; deactivate those by hand (sync.idOf gives their CRM ids)",
       );
     }
     options.signal?.throwIfAborted();

@@ -171,6 +171,23 @@ describe('on a SQLite journal', () => {
     expect(fake.store.accounts.size).toBe(0);
   });
 
+  test('a journal written by a newer version is refused, naming it, before anything is sent', async () => {
+    const path = join(dir, 'newer.db');
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(path);
+    db.exec('PRAGMA user_version = 9');
+    db.close();
+    const { crm, sent } = await syncHarness();
+    const sync = new CrmSync(crm, { journal: sqliteJournal(path) });
+
+    await expect(sync.run(erpSource(1))).rejects.toMatchObject({
+      reason: 'newer-version',
+      message: expect.stringMatching(/newer version/),
+    });
+    await expect(sync.plan(erpSource(1))).rejects.toMatchObject({ reason: 'newer-version' });
+    expect(sent()).toEqual([]);
+  });
+
   test('one file serves two tenants, each keyed apart; no credential is in it', async () => {
     const path = join(dir, 'shared.db');
     const { fake, crm } = await syncHarness({ fake: { seed: { tenants: [{ id: 'acme' }, { id: 'globex' }] } } });
