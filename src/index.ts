@@ -89,6 +89,7 @@ export {
   CONTACT_STATUSES,
   type Contact,
   type ContactCreateInput,
+  ContactCreateInputSchema,
   ContactInputSchema,
   type ContactListParams,
   ContactListParamsSchema,

@@ -311,6 +311,39 @@ export const fieldDocs: Readonly<Record<string, Readonly<Record<string, FieldDoc
       "description": "The contact's status: one of `active`, `inactive`."
     }
   },
+  "ContactCreateInputSchema": {
+    "email": {
+      "description": "The contact's email address, checked as one when sent.",
+      "format": "email"
+    },
+    "accountId": {
+      "description": "The id of the account the contact belongs to."
+    },
+    "firstName": {
+      "description": "The contact's first name."
+    },
+    "lastName": {
+      "description": "The contact's last name."
+    },
+    "phone": {
+      "description": "The contact's phone number."
+    },
+    "mobile": {
+      "description": "The contact's mobile number."
+    },
+    "position": {
+      "description": "The contact's position (job title)."
+    },
+    "department": {
+      "description": "The contact's department."
+    },
+    "isPrimary": {
+      "description": "Whether the contact is its account's primary contact."
+    },
+    "status": {
+      "description": "The contact's status: one of `active`, `inactive`."
+    }
+  },
   "ContactListParamsSchema": {
     "page": {
       "description": "The page to read: an integer, 1 or more (the server's default is not shown in the spec)."

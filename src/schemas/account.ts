@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { NonEmptyString, type OpenEnumValue, OpenObject, openEnum, opt } from './common';
+import { inEnglish } from './messages';
 import type { InputSchemaOf, NamedObject, RecordSchemaOf } from './named';
 
 /** Values of an account's `status`. */
@@ -168,3 +169,6 @@ export const AccountUpdateResultSchema: NamedObject<
 
 /** A value of an account's `status`, as sent. */
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+
+// What a call says of a bad value, the exported schemas say too (messages.ts).
+inEnglish(AccountCreateInputSchema, AccountUpdateInputSchema, AccountSchema, AccountUpdateResultSchema);

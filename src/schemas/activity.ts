@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { DateTimeInput, NonEmptyString, type OpenEnumValue, openEnum, opt } from './common';
 import { maxLength } from './length';
+import { inEnglish } from './messages';
 import type { InputSchemaOf, NarrowedInputSchemaOf, RecordSchemaOf } from './named';
 import { PageParams } from './pagination';
 
@@ -194,3 +195,6 @@ export const ActivitySchema = (z.looseObject as RecordSchemaOf<Activity>)({
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 /** A value of an activity's `relatedToType`, as sent. */
 export type ActivityRelatedToType = (typeof RELATED_TO_TYPES)[number];
+
+// What a call says of a bad value, the exported schemas say too (messages.ts).
+inEnglish(ActivityCreateInputSchema, ActivityListParamsSchema, ActivitySchema);

@@ -1,5 +1,6 @@
 import type * as z from 'zod/mini';
 import { NonEmptyString, OpenObject } from './common';
+import { inEnglish } from './messages';
 import type { NamedObject } from './named';
 
 /**
@@ -44,3 +45,6 @@ export const ApiKeyGenerateResultSchema: NamedObject<
 > = OpenObject;
 /** A grant id, as `grants.resolve()` takes it. */
 export const GrantIdSchema = NonEmptyString;
+
+// What a call says of a bad value, the exported schemas say too (messages.ts).
+inEnglish(GrantResolutionSchema, ApiKeyStatusSchema, ApiKeyGenerateResultSchema, GrantIdSchema);

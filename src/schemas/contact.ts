@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { type OpenEnumValue, openEnum, opt } from './common';
+import { inEnglish } from './messages';
 import type { InputSchemaOf, RecordSchemaOf } from './named';
 import { PageParams } from './pagination';
 
@@ -121,6 +122,20 @@ export const ContactInputSchema = (z.strictObject as InputSchemaOf<ContactCreate
   status: z.optional(z.enum(CONTACT_STATUSES)),
 });
 
+/**
+ * `ContactInputSchema` by the name of its type, beside `AccountCreateInputSchema` and the others:
+ * the body of `contacts.create()` (and of `contacts.update()`).
+ *
+ * @example
+ * ```ts
+ * const checked = ContactCreateInputSchema.safeParse(row);
+ * if (!checked.success) console.log(checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+ * ```
+ *
+ * @alias
+ */
+export const ContactCreateInputSchema = ContactInputSchema;
+
 /** Query of `contacts.list()`: `page`, `limit` and a `status` filter. */
 export const ContactListParamsSchema = (z.strictObject as InputSchemaOf<ContactListParams>)({
   ...PageParams,
@@ -149,3 +164,6 @@ export const ContactSchema = (z.looseObject as RecordSchemaOf<Contact>)({
 
 /** A value of a contact's `status`, as sent. */
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+// What a call says of a bad value, the exported schemas say too (messages.ts).
+inEnglish(ContactInputSchema, ContactListParamsSchema, ContactSchema);

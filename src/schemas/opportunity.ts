@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { DateTimeInput, NonEmptyString, type OpenEnumValue, OpenObject, openEnum, opt } from './common';
+import { inEnglish } from './messages';
 import type { InputSchemaOf, RecordSchemaOf } from './named';
 
 /** Values of an opportunity's `type`. */
@@ -180,3 +181,6 @@ export const OpportunitySchema = (z.looseObject as RecordSchemaOf<Opportunity>)(
 
 /** A value of an opportunity's `type`, as sent. */
 export type OpportunityType = (typeof OPPORTUNITY_TYPES)[number];
+
+// What a call says of a bad value, the exported schemas say too (messages.ts).
+inEnglish(OpportunityCreateInputSchema, OpportunityUpdateInputSchema, OpportunitySchema);

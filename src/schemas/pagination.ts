@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { opt } from './common';
+import { inEnglish } from './messages';
 import type { RecordSchemaOf } from './named';
 
 /**
@@ -46,3 +47,6 @@ export const PageParams = {
   page: z.optional(z.int().check(z.gte(1))),
   limit: z.optional(z.int().check(z.gte(1), z.lte(200))),
 };
+
+// What a call says of a bad value, the exported schemas say too (messages.ts).
+inEnglish(PaginationSchema);
