@@ -11,7 +11,7 @@ test('writes the line separators and bidi controls of a record as escapes, so th
   const hostile = 'a\u2028b\u2029c \u202eevil\u202c \u2066x\u2069 \u0085';
   const seed = generateFakeData({ accounts: 1, contacts: 1, opportunities: 0, activities: 0 });
   const srv = await startedServer({
-    seed: { ...seed, accounts: seed.accounts?.map((a) => ({ ...a, name: hostile })) },
+    seed: { ...seed, accounts: (seed.accounts ?? []).map((a) => ({ ...a, name: hostile })) },
   });
   const [account] = srv.fake.store.accounts.values();
   const input = new PassThrough();
