@@ -35,6 +35,9 @@ export function wholeNumber(where: string, text: string | undefined): number | u
   return value;
 }
 
+/** The API root of a client that sends nothing (`crm sync plan`, `status`, `resolve`). */
+const NOWHERE = 'https://nothing-is-sent.invalid';
+
 /** The most of a secret's file that is read: a key or a token is far shorter. */
 const SECRET_FILE_BYTES = 64 * 1024;
 
@@ -102,7 +105,8 @@ export async function clientFor(
     throw new UsageError("No administrator's token: set CRM_ADMIN_TOKEN or pass --admin-token-file <path>");
   }
   const crm = new CrmClient({
-    baseUrl: values['base-url'] ?? variable(environment, 'CRM_BASE_URL'),
+    // A command that sends nothing needs no API root; `.invalid` (RFC 2606) resolves nowhere.
+    baseUrl: values['base-url'] ?? variable(environment, 'CRM_BASE_URL') ?? (needs === 'tenant' ? NOWHERE : undefined),
     tenantId,
     apiKey,
     adminToken,
