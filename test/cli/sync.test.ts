@@ -475,3 +475,73 @@ describe('crm sync apply interrupted', () => {
     expect(new Set(emails).size).toBe(60);
   }, 60_000);
 });
+
+describe('crm sync options passed to the engine', () => {
+  it('--removed deactivate sets inactive an account its complete file no longer holds, as the plan said', async () => {
+    const s = smallExport();
+    const first = await runCrm(['sync', 'apply', '--journal', s.journal, '--accounts', s.accounts], env);
+    expect(first.code).toBe(0);
+    writeFileSync(s.accounts, 'key,name,industry\nC-1,Acme Ltd,Manufacturing\n');
+    const args = ['--journal', s.journal, '--accounts', s.accounts, '--removed', 'deactivate'];
+    const plan = await runCrm(['sync', 'plan', ...args], env);
+    expect(lines(plan.stdout)).toContainEqual({ type: 'accounts', key: 'C-2', action: 'deactivate' });
+    const run = await runCrm(['sync', 'apply', ...args], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ deactivated: 1 });
+    const beta = [...server.fake.store.accounts.values()].find((a) => a.name === 'Beta, Inc');
+    expect(beta?.status).toBe('inactive');
+  });
+
+  it('--in-doubt recreate creates an account in doubt again, as asked', async () => {
+    const s = smallExport();
+    server.fake.failNext({ method: 'POST', path: '/accounts', applied: true, drop: true } as never);
+    const first = await runCrm(
+      ['sync', 'apply', '--journal', s.journal, '--accounts', s.accounts, '--max-retries', '0'],
+      env,
+    );
+    expect(first.code).toBe(9);
+    const again = await runCrm(
+      [
+        'sync',
+        'apply',
+        '--journal',
+        s.journal,
+        '--accounts',
+        s.accounts,
+        '--in-doubt',
+        'recreate',
+        '--concurrency',
+        '1',
+      ],
+      env,
+    );
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ created: 1, inDoubt: [] });
+  });
+});
+
+describe('crm sync plan on a terminal', () => {
+  it('prints a line per create with its name, per update with old and new values, and a summary', async () => {
+    const s = smallExport();
+    expect((await runCrm(['sync', 'apply', ...sourceArgs(s)], env)).code).toBe(0);
+    writeFileSync(
+      s.contacts,
+      'key,accountKey,email,firstName,isPrimary\nP-1,C-1,a2@x.example,Ann,true\nP-2,C-2,b@x.example,"Bob ""B""\nJr",false\n',
+    );
+    writeFileSync(
+      s.accounts,
+      'key,name,industry,annualRevenue\nC-1,Acme Ltd,Manufacturing,1200000\nC-2,"Beta, Inc",Retail,\nC-3,Gamma GmbH,,\n',
+    );
+    const command = [process.execPath, CRM_BIN, 'sync', 'plan', ...sourceArgs(s)].map(shellWord).join(' ');
+    const { stdout } = await exec(scriptCommand(), ['-qec', command, '/dev/null'], {
+      env: { ...env, PATH: process.env.PATH },
+    });
+    expect(stdout.split(/\r?\n/)).toEqual([
+      '+ accounts C-3 "Gamma GmbH"',
+      '~ contacts P-1 email: a@x.example → a2@x.example',
+      'Plan: 1 to create, 1 to update, 0 to deactivate, 5 unchanged, 0 skipped, 0 blocked, 0 invalid.',
+      '',
+    ]);
+    expect(server.fake.requests.filter((r) => r.method !== 'GET')).toHaveLength(6);
+  });
+});
