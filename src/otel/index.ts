@@ -4,6 +4,7 @@ import {
   context,
   createContextKey,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -62,22 +63,19 @@ interface OlderContextManager {
  * manager is asked as 1.10's `attach` asks it: its own `attach()`, else, for the
  * `AsyncLocalStorage` manager of `@opentelemetry/context-async-hooks` before it had one,
  * `enterWith()` with the previous context restored on dispose, which is what its `attach()` does.
- * Undefined when the manager offers neither (a manager of another kind, with an API before 1.10).
+ * The function answers undefined when the manager offers neither (a manager of another kind,
+ * with an API before 1.10).
  */
-function attacherOf(api: typeof context): ((active: Context) => Attached | undefined) | undefined {
+function attacherOf(api: typeof context): (active: Context) => Attached | undefined {
   const { attach } = api as { attach?: (active: Context) => Attached };
   if (typeof attach === 'function') return (active) => attach.call(api, active);
-  const managerOf = () =>
-    (api as unknown as { _getContextManager?: () => OlderContextManager | undefined })._getContextManager?.();
-  const manager = managerOf();
-  if (typeof manager?.attach !== 'function' && typeof manager?._asyncLocalStorage?.enterWith !== 'function') {
-    return undefined;
-  }
   return (active) => {
-    // Asked at each attempt: the application may register another manager later.
-    const now = managerOf();
-    if (typeof now?.attach === 'function') return now.attach(active);
-    const store = now?._asyncLocalStorage;
+    // Asked at each attempt: the application may register its context manager after instrumentCrm().
+    const manager = (
+      api as unknown as { _getContextManager?: () => OlderContextManager | undefined }
+    )._getContextManager?.();
+    if (typeof manager?.attach === 'function') return manager.attach(active);
+    const store = manager?._asyncLocalStorage;
     if (typeof store?.enterWith !== 'function') return undefined;
     const previous = api.active();
     store.enterWith(active);
@@ -157,7 +155,12 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
   const undiciRequests = dc.channel?.('undici:request:create');
   // `context.attach` is new in @opentelemetry/api 1.10; an older API's context manager is asked instead.
   const attach = attacherOf(context);
-  if (!attach && undiciRequests?.hasSubscribers) warnUnsupported();
+  if (undiciRequests?.hasSubscribers) {
+    // Tried on the root context, and undone at once: whether an attempt's fetch can be suppressed.
+    const probe = attach(ROOT_CONTEXT);
+    if (probe) probe.dispose();
+    else warnUnsupported();
+  }
   const suppressed = new WeakMap<CrmAttemptContext, Attached>();
   const bracketed = attemptsBracketed();
   const calls = new WeakMap<CrmCallContext, Span>();
@@ -238,7 +241,7 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
       // One bracket per attempt, whoever else instruments it: brackets that overlap restore each
       // other's context, and one would outlive its attempt.
       if (undiciRequests?.hasSubscribers && !bracketed.has(attempt)) {
-        const token = attach?.(attemptContext.setValue(SUPPRESS_TRACING, true));
+        const token = attach(attemptContext.setValue(SUPPRESS_TRACING, true));
         if (!token) warnUnsupported();
         else {
           bracketed.add(attempt);

@@ -129,6 +129,28 @@ describe.each([
     },
   );
 
+  test('a context manager registered after instrumentCrm(): each attempt is still one CLIENT span with one traceparent', async () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const { instrumentCrm } = await instrumentCrmWith(api, load);
+    const stop = instrumentCrm({ tracerProvider: provider });
+    context.setGlobalContextManager(managerWithoutAttach().enable());
+    fault().otherwise('GET', OPP_PATH, reply.ok(OPPORTUNITY));
+
+    try {
+      await clientFor(fault()).opportunities.get(OPP_ID);
+    } finally {
+      stop();
+    }
+
+    const attempts = clients(exporter.getFinishedSpans());
+    expect(attempts.map((span) => span.instrumentationScope.name)).toEqual(['crm-integration-sdk']);
+    expect(
+      fault()
+        .received('GET', OPP_PATH)
+        .map((request) => request.headers.traceparent),
+    ).toEqual(attempts.map(traceparentOf));
+  });
+
   test('a context manager of another kind: instrumentCrm() warns once that undici will add a span, and every call still goes', async () => {
     context.setGlobalContextManager(new OpaqueManager().enable());
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
