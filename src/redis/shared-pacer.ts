@@ -298,12 +298,16 @@ export class SharedPacer implements KeyPacer {
         if (!this.#lease()) return;
         continue;
       }
-      // Late by a little (a timer on a busy machine): caught up. Late by more (a stall), the lease's
-      // turns left are void: their time in the shared schedule is gone, given to the others' leases
-      // since, and sent now they would add to those (a worker stalled past its leases sent them on
-      // top of the others'). The store gives turns from now.
+      // Late by a little (a timer on a busy machine): caught up. Late by more (a stall), the turns
+      // whose time passed are void: that time in the shared schedule is gone, and the others'
+      // leases take what follows; sent now, they would add to those (a worker stalled past its
+      // leases sent them on top of the others'). Once none is left, the store gives turns from now.
       if (now - this.#at > CATCH_UP_MS && !this.hopeless) {
-        this.#left = 0;
+        while (this.#left > 0 && now - this.#at > CATCH_UP_MS) {
+          this.#turn += 1;
+          this.#left -= 1;
+          this.#at += this.#interval;
+        }
         continue;
       }
       const ticket: Ticket = { store: this.#store, phase: this.#phase, turn: this.#turn };
