@@ -161,7 +161,7 @@ export interface ResponseFacts {
   readonly status: number;
   readonly body: unknown;
   readonly headers: Headers;
-  /** What the call may have done; by default what this answer shows ({@link sideEffectsOf}). */
+  /** What the call may have done; by default what this answer shows (a 4xx, a 429 or a 503 with `Retry-After`: `'none'`). */
   readonly sideEffects?: CrmSideEffects | undefined;
 }
 
