@@ -8,11 +8,13 @@
 //          crm-integration-sdk/sync opened, and a journal of crm-integration-sdk/postgres
 //          (type-checked over a pg Pool) whose errors are the sync entry's SyncJournalError,
 //      (d) runs the bins: `crm` exports from the fake, prints the OpenAPI document, and serves
-//          `crm mcp` to the MCP SDK's client (its optional peer installed).
+//          `crm mcp` to the MCP SDK's client (its optional peer installed),
+//      (e) type-checks every ```ts block of README.md as a file of its own (readme-snippets.mjs).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeReadmeProject } from './readme-snippets.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const run = (command, args, cwd = root) => {
@@ -46,6 +48,8 @@ try {
       `pg@${version('pg')}`,
       `@types/pg@${version('@types/pg')}`,
       `typescript@${version('typescript')}`,
+      // The README's test snippet imports test and expect from vitest.
+      `vitest@${version('vitest')}`,
       `@types/node@${version('@types/node')}`,
     ],
     consumer,
@@ -189,6 +193,50 @@ try {
 `,
   );
   run(process.execPath, ['bins.mjs'], consumer);
+
+  // README.md's snippets, each a file of the consumer project, strict as the consumer file is.
+  const readme = join(consumer, 'readme');
+  const { files, blocks } = writeReadmeProject(root, readme);
+  writeFileSync(
+    join(readme, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module: 'node16',
+        moduleResolution: 'node16',
+        target: 'es2023',
+        lib: ['es2023', 'dom'],
+        types: ['node'],
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        skipLibCheck: true,
+      },
+      files,
+    }),
+  );
+  try {
+    execFileSync(
+      process.execPath,
+      [join(consumer, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+      {
+        cwd: readme,
+        stdio: 'pipe',
+      },
+    );
+  } catch (error) {
+    // tsc names readme-<line>.ts (row, col): said as README.md's own line.
+    const said = String(error.stdout).replace(
+      /readme-0*(\d+)\.ts\((\d+),(\d+)\)/g,
+      (_, start, row, col) => `README.md:${Number(start) + Number(row) - 1}:${col}`,
+    );
+    throw new Error(
+      `README.md's TypeScript blocks do not compile against the packed package:\n${said}\nFix the snippet, declare a name it takes from your code in test/package/readme-globals.d.ts, or put <!-- readme-check: skip (why) --> above a fragment.`,
+    );
+  }
+  process.stdout.write(
+    `README.md: ${files.length - 2} TypeScript blocks compile (${blocks.length - files.length + 2} skipped)\n`,
+  );
   process.stdout.write(
     'check:package: the tarball is clean and works as ESM, CJS, node16 and bundler types, the otel, redis, sync and postgres entries and the bins included\n',
   );

@@ -1,0 +1,66 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+// @ts-expect-error a script of the package's checks, without declarations
+import { readmeBlocks, writeReadmeProject } from '../../scripts/readme-snippets.mjs';
+
+/* README.md's ```ts blocks, each a file that `npm run check` type-checks against the packed package. */
+
+type Block = { line: number; code: string; skipped: boolean };
+const blocksOf = readmeBlocks as (text: string) => Block[];
+const dirs: string[] = [];
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('readmeBlocks', () => {
+  test('finds every ts block, at its line, and no other language nor a block inside another fence', () => {
+    const text = [
+      '# Title',
+      '```ts',
+      "const a: string = 'x';",
+      '```',
+      '```sh',
+      'npm install',
+      '```',
+      '````md',
+      '```ts',
+      'not a block of the README',
+      '```',
+      '````',
+      '- a list item',
+      '  ```ts',
+      '  const b = 1;',
+      '  ```',
+      '<!-- readme-check: skip (a fragment) -->',
+      '```typescript',
+      'crm.contacts.',
+      '```',
+    ].join('\n');
+
+    expect(blocksOf(text)).toEqual([
+      { line: 2, code: "const a: string = 'x';", skipped: false },
+      { line: 14, code: 'const b = 1;', skipped: false },
+      { line: 18, code: 'crm.contacts.', skipped: true },
+    ]);
+  });
+
+  test("writes each of README.md's blocks as a module of its own, beside the shared declarations", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'readme-'));
+    dirs.push(dir);
+    const root = new URL('../..', import.meta.url).pathname;
+    const { files } = writeReadmeProject(root, dir) as { files: string[] };
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const blocks = blocksOf(readme).filter((b) => !b.skipped);
+
+    expect(blocks.length).toBeGreaterThan(20);
+    expect(readdirSync(dir).sort()).toEqual([...files].sort());
+    for (const block of blocks) {
+      const text = readFileSync(join(dir, `readme-${String(block.line).padStart(4, '0')}.ts`), 'utf8');
+      expect(text).toContain(block.code);
+      expect(text.trimEnd().endsWith('export {};')).toBe(true);
+    }
+  });
+});
