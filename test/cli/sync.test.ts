@@ -269,7 +269,7 @@ describe('crm sync status and resolve', () => {
   it('lists tenants, runs and records in doubt; resolve settles one by hand', async () => {
     const s = smallExport();
     // The first account's create is stored, then its connection drops: in doubt, as accounts stay.
-    server.fake.failNext({ method: 'POST', path: '/accounts', applied: true, drop: true } as never);
+    server.fake.failNext({ endpoint: 'createAccount', applied: true, drop: true });
     const first = await runCrm(
       ['sync', 'apply', '--journal', s.journal, '--accounts', s.accounts, '--max-retries', '0'],
       env,
@@ -303,6 +303,15 @@ describe('crm sync status and resolve', () => {
       env,
     );
     expect(typo.code).toBe(2);
+
+    // A key from argv is echoed as every JSON crm prints: line separators and bidi controls escaped.
+    const odd = await runCrm(
+      ['sync', 'resolve', '--journal', s.journal, '--type', 'accounts', '--key', 'C-\u2028\u202e9', '--absent'],
+      env,
+    );
+    expect(odd.code).toBe(0);
+    expect(odd.stderr).toContain('accounts "C-\\u2028\\u202e9": not in the CRM');
+    expect(odd.stderr).not.toMatch(/[\u2028\u202e]/);
   });
 
   it('status of a journal that does not exist exits 2 and makes none', async () => {
@@ -494,7 +503,7 @@ describe('crm sync options passed to the engine', () => {
 
   it('--in-doubt recreate creates an account in doubt again, as asked', async () => {
     const s = smallExport();
-    server.fake.failNext({ method: 'POST', path: '/accounts', applied: true, drop: true } as never);
+    server.fake.failNext({ endpoint: 'createAccount', applied: true, drop: true });
     const first = await runCrm(
       ['sync', 'apply', '--journal', s.journal, '--accounts', s.accounts, '--max-retries', '0'],
       env,

@@ -300,7 +300,8 @@ async function runResolve({ io, values, help, journalPath }: SyncContext): Promi
   } finally {
     await journal.close();
   }
-  const said = absent ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${id}`;
-  io.stderr.write(`${type} ${JSON.stringify(key.slice(0, 80))}: ${said}\n`);
+  // jsonText escapes what JSON.stringify leaves raw (U+2028, bidi controls), as every other line of crm does.
+  const said = absent ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${jsonText(id)}`;
+  io.stderr.write(`${type} ${jsonText(key.slice(0, 80))}: ${said}\n`);
   return EXIT.ok;
 }
