@@ -279,101 +279,146 @@ class PostgresJournal implements SyncJournal {
     this.#use();
     const t = bytesOf(tenant, 'tenant');
     const run = bytesOf(runId, 'run id');
+    const items = requests.map(({ intent, resend }) => ({
+      intent,
+      resend,
+      id: `${intent.type}\u0000${intent.key}`,
+      key: bytesOf(intent.key, 'key'),
+    }));
+    const types = items.map((item) => item.intent.type);
+    const keys = items.map((item) => item.key);
+    // Each key's claimers queue on its lock, taken in one order by every worker (so they never deadlock).
+    const locks = [
+      ...new Set(
+        items.map((item) => lockNumber('crm_sync.claim', this.#schema, tenant, item.intent.type, item.intent.key)),
+      ),
+    ].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+    const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM unnest($2::text[], $3::bytea[]))`;
     const claims = await this.#transaction('claimed', async (client) => {
-      const answers: SyncJournalClaim[] = [];
-      const fences: number[] = [];
-      // Keys locked in one order in every worker: two claims of the same keys queue rather than deadlock.
-      const order = requests.map((request, index) => ({ ...request, index }));
-      order.sort((a, b) => byTypeAndKey(a.intent, b.intent));
-      for (const { intent, resend, index } of order) {
-        const answer = (claim: SyncJournalClaim) => {
-          answers[index] = claim;
-        };
-        const key = bytesOf(intent.key, 'key');
-        // One claimer of a key at a time: the others wait for this transaction, then read its outcome.
-        await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [
-          lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
-        ]);
-        const held = (
-          await client.query(
-            `SELECT (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
-             WHERE tenant = $1 AND type = $2 AND key = $3 AND run_id <> $4 AND expires_at > clock_timestamp()`,
-            [t, intent.type, key, run],
-          )
-        ).rows[0] as { expires_at: string } | undefined;
-        if (held) {
-          answer({ outcome: 'held', expiresAt: Number(held.expires_at) });
-          continue;
-        }
-        const rows = (
-          await client.query(`SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = $3`, [
-            t,
-            intent.type,
-            key,
-          ])
-        ).rows as Row[];
-        const found = rows[0] && this.#entryOf(rows[0]);
-        if (found && !(resend && (found.state === 'sending' || found.state === 'inDoubt'))) {
-          if (found.state !== 'sending') {
-            answer({ outcome: 'exists', entry: found });
-            continue;
-          }
-          // A create whose claim ended (its worker died or stalled) may have been sent: in doubt.
-          const inDoubt: SyncJournalEntry = { ...found, state: 'inDoubt', runId };
-          // Claims before entries, as a commit takes them.
-          await client.query(`DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND type = $2 AND key = $3`, [
-            t,
-            intent.type,
-            key,
-          ]);
-          await client.query(
-            `UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE tenant = $1 AND type = $2 AND key = $3`,
-            [t, intent.type, key, run],
-          );
-          answer({ outcome: 'exists', entry: inDoubt });
-          continue;
-        }
-        const fence = Number(
+      await client.query(
+        'SELECT pg_advisory_xact_lock(x) FROM (SELECT x FROM unnest($1::bigint[]) AS x ORDER BY x) AS ordered',
+        [locks],
+      );
+      const held = new Map(
+        (
           (
-            (
-              await client.query(
-                `INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
-                 VALUES ($1, $2, $3, $4, nextval('${this.#s}.fences'), clock_timestamp() + $5 * interval '1 millisecond')
-                 ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
-                   expires_at = excluded.expires_at
-                 RETURNING fence`,
-                [t, intent.type, key, run, leaseMs],
-              )
-            ).rows[0] as { fence: string }
-          ).fence,
-        );
-        await this.#change(tenant, { put: [intent] })(client);
-        fences.push(fence);
-        answer({ outcome: 'claimed', fence });
+            await client.query(
+              `SELECT type, key, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
+               WHERE ${ofKeys} AND run_id <> $4 AND expires_at > clock_timestamp()`,
+              [t, types, keys, run],
+            )
+          ).rows as { type: string; key: Buffer; expires_at: string }[]
+        ).map((row) => [`${row.type}\u0000${row.key.toString('utf8')}`, Number(row.expires_at)]),
+      );
+      const entries = new Map(
+        (
+          (await client.query(`SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE ${ofKeys}`, [t, types, keys]))
+            .rows as Row[]
+        ).map((row) => {
+          const found = this.#entryOf(row);
+          return [`${found.type}\u0000${found.key}`, found];
+        }),
+      );
+      const answers = new Map<string, SyncJournalClaim>();
+      const takeOver: typeof items = [];
+      const claim: typeof items = [];
+      for (const item of items) {
+        const expiresAt = held.get(item.id);
+        const found = entries.get(item.id);
+        if (expiresAt !== undefined) answers.set(item.id, { outcome: 'held', expiresAt });
+        else if (found && !(item.resend && (found.state === 'sending' || found.state === 'inDoubt'))) {
+          if (found.state !== 'sending') answers.set(item.id, { outcome: 'exists', entry: found });
+          else {
+            // A create whose claim ended (its worker died or stalled) may have been sent: in doubt.
+            takeOver.push(item);
+            answers.set(item.id, { outcome: 'exists', entry: { ...found, state: 'inDoubt', runId } });
+          }
+        } else if (!answers.has(item.id)) claim.push(item);
       }
-      return { answers, fences };
+      if (takeOver.length > 0) {
+        const values = [t, takeOver.map((i) => i.intent.type), takeOver.map((i) => i.key)];
+        // Claims before entries, as a commit takes them.
+        await client.query(`DELETE FROM ${this.#s}.claims WHERE ${ofKeys}`, values);
+        await client.query(`UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE ${ofKeys}`, [
+          ...values,
+          run,
+        ]);
+      }
+      if (claim.length > 0) {
+        const rows = (
+          await client.query(
+            `INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
+             SELECT $1, u.type, u.key, $4, nextval('${this.#s}.fences'), clock_timestamp() + $5 * interval '1 millisecond'
+             FROM unnest($2::text[], $3::bytea[]) AS u(type, key)
+             ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
+               expires_at = excluded.expires_at
+             RETURNING type, key, fence`,
+            [t, claim.map((i) => i.intent.type), claim.map((i) => i.key), run, leaseMs],
+          )
+        ).rows as { type: string; key: Buffer; fence: string }[];
+        for (const row of rows) {
+          answers.set(`${row.type}\u0000${row.key.toString('utf8')}`, { outcome: 'claimed', fence: Number(row.fence) });
+        }
+        await this.#change(tenant, { put: claim.map((i) => i.intent) })(client);
+      }
+      return answers;
     });
-    for (const fence of claims.fences) this.#held.add(fence);
+    const answers = items.map((item) => claims.get(item.id) as SyncJournalClaim);
+    for (const answer of answers) if (answer.outcome === 'claimed') this.#held.add(answer.fence);
     this.#renewEvery(leaseMs);
-    return claims.answers;
+    return answers;
   }
 
   async #commit(tenant: string, change: SyncJournalChange, fence: number): Promise<boolean> {
     this.#use();
-    const of = change.put?.[0] ?? change.remove?.[0];
-    if (!of) return true;
-    const apply = this.#change(tenant, change);
+    const put = change.put ?? [];
+    const remove = change.remove ?? [];
+    const of = put[0] ?? remove[0];
+    if (!of || put.length + remove.length !== 1) {
+      throw new TypeError(
+        'SyncJournalClaims.commit(): a change of one entry, put or removed, the one its fence claims.',
+      );
+    }
+    const t = bytesOf(tenant, 'tenant');
+    const key = bytesOf(of.key, 'key');
+    // One statement, so one round trip: the fence is checked in the same WHERE that releases the claim.
+    const mine = `mine AS (DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND type = $2 AND key = $3 AND fence = $4 RETURNING 1)`;
+    const e = put[0];
     try {
-      return await this.#transaction('written', async (client) => {
-        const mine = await client.query(
-          `DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND type = $2 AND key = $3 AND fence = $4`,
-          [bytesOf(tenant, 'tenant'), of.type, bytesOf(of.key, 'key'), String(fence)],
-        );
-        // The fence is checked in the commit itself: a late answer never lands over a new owner's.
-        if (mine.rowCount !== 1) return false;
-        await apply(client);
-        return true;
-      });
+      const result = e
+        ? await this.#query(
+            'written',
+            `WITH ${mine}, put AS (
+               INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+               SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, $11 FROM mine
+               ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
+                 hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
+                 request_id = excluded.request_id, run_id = excluded.run_id
+               RETURNING 1)
+             SELECT count(*)::int AS n FROM mine`,
+            [
+              t,
+              e.type,
+              key,
+              String(fence),
+              e.state,
+              e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'),
+              bytesOf(e.hash, 'hash'),
+              bytesOf(e.data, 'data'),
+              e.attemptedAt === undefined ? null : String(e.attemptedAt),
+              e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'),
+              bytesOf(e.runId, 'run id'),
+            ],
+          )
+        : await this.#query(
+            'written',
+            `WITH ${mine}, gone AS (
+               DELETE FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = $3 AND EXISTS (SELECT 1 FROM mine)
+               RETURNING 1)
+             SELECT count(*)::int AS n FROM mine`,
+            [t, of.type, key, String(fence)],
+          );
+      return (result[0] as { n: number }).n === 1;
     } finally {
       this.#held.delete(fence);
     }
@@ -385,15 +430,12 @@ class PostgresJournal implements SyncJournal {
     type: SyncType,
     keys: readonly string[],
   ): Promise<ReadonlyMap<string, number>> {
-    const rows = (
-      await this.#transaction('read', (client) =>
-        client.query(
-          `SELECT key, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
-         WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > clock_timestamp()`,
-          [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key')), bytesOf(runId, 'run id')],
-        ),
-      )
-    ).rows as { key: Buffer; expires_at: string }[];
+    const rows = (await this.#query(
+      'read',
+      `SELECT key, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
+       WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > clock_timestamp()`,
+      [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key')), bytesOf(runId, 'run id')],
+    )) as { key: Buffer; expires_at: string }[];
     return new Map(rows.map((row) => [row.key.toString('utf8'), Number(row.expires_at)]));
   }
 
@@ -462,8 +504,25 @@ class PostgresJournal implements SyncJournal {
   }
 
   async #read(text: string, values: unknown[]): Promise<Row[]> {
+    return (await this.#query('read', text, values)) as Row[];
+  }
+
+  /** One statement, atomic by itself: no BEGIN and COMMIT around it (two round trips fewer). */
+  async #query(doing: string, text: string, values: unknown[]): Promise<unknown[]> {
     this.#use();
-    return (await this.#transaction('read', (client) => client.query(text, values))).rows as Row[];
+    const client = await this.#connect(doing);
+    const lost = () => {};
+    client.on('error', lost);
+    let failure: Error | undefined;
+    try {
+      return (await client.query(text, values)).rows;
+    } catch (error) {
+      failure = error as Error;
+      throw this.#error(error, doing);
+    } finally {
+      client.removeListener('error', lost);
+      client.release(failure ?? false);
+    }
   }
 
   /** One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock. */
@@ -507,7 +566,11 @@ class PostgresJournal implements SyncJournal {
     const lost = typeof code !== 'string' || LOST.test(code);
     return new SyncJournalError(
       'unavailable',
-      `The Postgres sync journal in schema ${this.#schema} could not be ${doing} (${why}${lost ? '' : `, SQLSTATE ${String(code)}`}).`,
+      `The Postgres sync journal in schema ${this.#schema} could not be ${doing} (${why}${lost ? '' : `, SQLSTATE ${String(code)}`})${
+        doing !== 'opened' && doing !== 'locked' && doing !== 'unlocked'
+          ? ': a run sends nothing more; a create in flight whose answer could not be written is settled as in doubt by the next run'
+          : ''
+      }.`,
       { cause: error },
     );
   }

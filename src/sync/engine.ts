@@ -500,7 +500,8 @@ export class Engine {
   async #othersDone(type: SyncType, keys: readonly string[]): Promise<void> {
     const claims = this.#committer.claims;
     if (!claims || this.#plan) return;
-    const every = Math.min(1000, Math.max(50, claims.leaseMs / 10));
+    // Another run's create ends within a request or two: looked at often, each look one index read.
+    const every = Math.min(100, claims.leaseMs / 10);
     while (!this.#stopping()) {
       const held = await claims.held(this.#s.tenant, this.#s.runId, type, keys);
       if (held.size === 0) return;

@@ -59,9 +59,9 @@ export class Committer {
 
   /** Removes the intent of a claimed create that was not sent, and its claim, while the claim is this run's. */
   release(intent: SyncJournalEntry, fence: number): void {
-    this.#chain = this.#chain.then(async () => {
-      await this.commit({ remove: [intent] }, fence);
-    });
+    // At once, even after a failed write: a claim never released is renewed by this process until it ends.
+    const released = this.commit({ remove: [intent] }, fence);
+    this.#chain = Promise.all([this.#chain, released]).then(() => {});
   }
 
   put(entry: SyncJournalEntry): void {

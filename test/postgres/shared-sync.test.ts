@@ -133,7 +133,10 @@ describe('CrmSync over a shared postgresJournal()', () => {
       const error = await run.catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(SyncJournalError);
-      expect(error).toMatchObject({ reason: 'unavailable' });
+      expect(error).toMatchObject({
+        reason: 'unavailable',
+        message: expect.stringMatching(/could not be \w+ .*settled as in doubt by the next run/),
+      });
       const sentWhileDown = fake.requests.length;
       await own.restart();
       const again = new CrmSync(crm, { journal: postgresJournal(own.pool(), { leaseMs: 2000 }), settleMs: 0 });
