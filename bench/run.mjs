@@ -9,7 +9,9 @@
 // BENCH_ABORT_CALLS calls queued on one signal, 100,000 by default, one run each) run alone with
 // BENCH_ONLY=abort, leaving bench/RESULTS.md as it is too. W7 (bench/w7.mjs, crm-integration-sdk/sync:
 // the initial load beside plain creates, and an unchanged re-run of 100,000 records) runs
-// BENCH_W7_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w7.
+// BENCH_W7_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w7. W8 (bench/w8.mjs,
+// crm-integration-sdk/postgres: W7a's load over 4 workers on one Postgres journal) runs
+// BENCH_W8_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w8.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
@@ -28,15 +30,18 @@ import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from 
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 import { runW5 } from './w5.mjs';
 import { runW7 } from './w7.mjs';
+import { runW8 } from './w8.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'w5' && ONLY !== 'w7' && ONLY !== 'abort')
-  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5, w7 and abort`);
+if (ONLY !== undefined && ONLY !== 'w5' && ONLY !== 'w7' && ONLY !== 'w8' && ONLY !== 'abort')
+  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5, w7, w8 and abort`);
 const W5_RUNS = Number(process.env.BENCH_W5_RUNS ?? 8);
 if (!Number.isSafeInteger(W5_RUNS) || W5_RUNS < 0) throw new Error('BENCH_W5_RUNS must be a whole number');
 const W7_RUNS = Number(process.env.BENCH_W7_RUNS ?? 3);
 if (!Number.isSafeInteger(W7_RUNS) || W7_RUNS < 0) throw new Error('BENCH_W7_RUNS must be a whole number');
+const W8_RUNS = Number(process.env.BENCH_W8_RUNS ?? 3);
+if (!Number.isSafeInteger(W8_RUNS) || W8_RUNS < 0) throw new Error('BENCH_W8_RUNS must be a whole number');
 // W1 takes about 3 s a round and W4 about 1 s, and on a shared machine noise dominates them:
 // three times the rounds for W1, nine times for W4, whose ratio moved by 0.1x between runs of
 // one build when it had 21 (its 95% interval, printed beside it, is the measure of that).
@@ -179,6 +184,12 @@ async function main() {
     say('\nbench/RESULTS.md left as it is (BENCH_ONLY)');
     return;
   }
+  if (ONLY === 'w8') {
+    say(`crm-integration-sdk benchmark, W8 alone, ${W8_RUNS || 1} runs (medians)\n`);
+    await runW8(record, W8_RUNS || 1);
+    say('\nbench/RESULTS.md left as it is (BENCH_ONLY)');
+    return;
+  }
   if (ONLY === 'abort') {
     say(
       `crm-integration-sdk benchmark, the abort of ${ABORT_CALLS.toLocaleString('en-US')} queued calls alone, one run each\n`,
@@ -318,6 +329,7 @@ async function main() {
   await runAbort(record);
   if (W5_RUNS > 0) await runW5(record, W5_RUNS);
   if (W7_RUNS > 0) await runW7(record, W7_RUNS);
+  if (W8_RUNS > 0) await runW8(record, W8_RUNS);
 
   record(
     'bundle, min+gzip',

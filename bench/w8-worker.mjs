@@ -1,0 +1,54 @@
+// One worker process of W8 (bench/w8.mjs): its slice of W7a's source, synced by CrmSync paced
+// through Redis, on the shared Postgres journal or on a journal of its own in memory. Over IPC:
+//   { type: 'setup', url, tenant, groups, redisPort, prefix, journal, pg, schema } -> { type: 'ready' }
+//   { type: 'go', at }  (epoch ms, the same for every worker) -> { type: 'done', report, endedAt }
+import { setTimeout as sleep } from 'node:timers/promises';
+import Redis from 'ioredis';
+import pg from 'pg';
+import { CrmClient } from '../dist/index.js';
+import { postgresJournal } from '../dist/postgres.js';
+import { redisStore } from '../dist/redis.js';
+import { CrmSync, memoryJournal } from '../dist/sync.js';
+import { sliceOf } from './w8.mjs';
+
+let run;
+let close;
+process.on('message', async (message) => {
+  if (message.type === 'setup') {
+    const { url, tenant, groups, redisPort, prefix, journal, schema } = message;
+    const redis = new Redis({ port: redisPort, host: '127.0.0.1' });
+    await redis.ping();
+    const pool = journal === 'postgres' ? new pg.Pool({ ...message.pg, max: 4 }) : undefined;
+    pool?.on('error', () => {});
+    const crm = new CrmClient({
+      baseUrl: url,
+      apiKey: tenant.key,
+      tenantId: tenant.id,
+      throttle: { mode: 'auto', store: redisStore(redis, { prefix }) },
+    });
+    const sync = new CrmSync(crm, { journal: pool ? postgresJournal(pool, { schema }) : memoryJournal() });
+    run = () => sync.run(sliceOf(groups));
+    close = async () => {
+      redis.disconnect();
+      await pool?.end();
+    };
+    process.send({ type: 'ready' });
+  } else if (message.type === 'go') {
+    await sleep(Math.max(0, message.at - Date.now()));
+    const report = await run();
+    const endedAt = Date.now();
+    process.send({
+      type: 'done',
+      endedAt,
+      report: {
+        created: report.created,
+        unchanged: report.unchanged,
+        failed: report.failed.length,
+        inDoubt: report.inDoubt.length,
+        skipped: report.skipped.length,
+      },
+    });
+    await close();
+  }
+});
+process.on('disconnect', () => process.exit(0));

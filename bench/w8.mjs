@@ -1,0 +1,186 @@
+// W8: a fleet syncing one tenant (issue 37). W7a's source (500 accounts, 1,000 contacts, 250
+// opportunities, 500 activities) into the fake at 200/s, burst 20, answering after 20 ms, split
+// over 4 worker processes (bench/w8-worker.mjs) paced as one through redisStore():
+// - on one postgresJournal(), each worker given an overlapping half of the source (every record
+//   offered to two workers, the claims deciding which creates it);
+// - on a memoryJournal() per worker, each given a disjoint quarter: the journal's own cost.
+// A record goes with its family (an account's contacts and opportunities, an opportunity's
+// activities), so that a disjoint worker holds its records' parents. The ideal is the bucket's
+// pace: (2,250 - 20) / 200 = 11.15 s. Duplicates: creates the fake accepted beyond 2,250.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { median, sleep } from './measure.mjs';
+import { startPostgresServer } from './postgres.mjs';
+import { startRedisServer } from './redis.mjs';
+
+const LATENCY_MS = 20;
+const TENANT = { id: 'tenant_w8', key: 'w8-key' };
+const RATE = { perSecond: 200, burst: 20 };
+const SIZES = { accounts: 500, contacts: 1000, opportunities: 250, activities: 500 };
+const RECORDS = Object.values(SIZES).reduce((a, b) => a + b, 0);
+const IDEAL_S = (RECORDS - RATE.burst) / RATE.perSecond;
+const WORKERS = 4;
+
+/** The family (0-3) of a record: its account's index, modulo 4. */
+const FAMILY = {
+  accounts: (i) => i % 4,
+  contacts: (i) => (i % SIZES.accounts) % 4,
+  opportunities: (i) => (i % SIZES.accounts) % 4,
+  activities: (i) => (i % SIZES.opportunities) % 4,
+};
+
+function* records(type, groups) {
+  for (let i = 0; i < SIZES[type]; i++) {
+    if (!groups.includes(FAMILY[type](i))) continue;
+    if (type === 'accounts') yield { key: `A${i}`, data: { name: `Account ${i}`, industry: 'Retail', city: 'Lyon' } };
+    else if (type === 'contacts') {
+      yield {
+        key: `C${i}`,
+        accountKey: `A${i % SIZES.accounts}`,
+        data: { email: `person${i}@w8.test`, firstName: `First${i}`, lastName: 'Bench' },
+      };
+    } else if (type === 'opportunities') {
+      yield {
+        key: `O${i}`,
+        accountKey: `A${i % SIZES.accounts}`,
+        contactKey: `C${i % SIZES.contacts}`,
+        data: { name: `Deal ${i}`, amount: 1000 + i, stage: 'proposal' },
+      };
+    } else {
+      yield {
+        key: `E${i}`,
+        opportunityKey: `O${i % SIZES.opportunities}`,
+        data: { type: 'note', subject: `Note ${i}`, activityDate: '2026-11-01T09:00:00.000Z' },
+      };
+    }
+  }
+}
+
+/** The source of the families `groups`, as generators. */
+export const sliceOf = (groups) => Object.fromEntries(Object.keys(SIZES).map((type) => [type, records(type, groups)]));
+
+const SUBJECTS = {
+  'postgresJournal, overlapping halves': {
+    journal: 'postgres',
+    groups: (w) => [w, (w + 1) % WORKERS],
+  },
+  'memoryJournal per worker, disjoint quarters': { journal: 'memory', groups: (w) => [w] },
+};
+
+const say = (line) => process.stderr.write(`${line}\n`);
+
+function childServer() {
+  const child = fork(fileURLToPath(new URL('./w5-server.mjs', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const gone = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const ask = (message) =>
+    new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      void gone.then((code) => reject(new Error(`bench/w5-server.mjs exited (${code})`)));
+      child.send(message);
+    });
+  return {
+    start: (options) => ask({ type: 'start', options }),
+    stop: () => ask({ type: 'stop', tenants: [TENANT.id] }),
+    close: () => {
+      child.disconnect();
+      return gone;
+    },
+  };
+}
+
+async function fleet(url, subject, redisPort, pg, round) {
+  const prefix = `w8-${round}-${Date.now()}:`;
+  const schema = `w8_${round}_${subject.journal}_${Date.now()}`;
+  const workers = Array.from({ length: WORKERS }, () =>
+    fork(fileURLToPath(new URL('./w8-worker.mjs', import.meta.url)), {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const ask = (child, message, type) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (reply) => {
+        if (reply.type !== type) return;
+        child.off('message', onMessage);
+        resolve(reply);
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`bench/w8-worker.mjs exited (${code})`)));
+      child.send(message);
+    });
+  try {
+    await Promise.all(
+      workers.map((child, w) =>
+        ask(
+          child,
+          {
+            type: 'setup',
+            url,
+            tenant: TENANT,
+            groups: subject.groups(w),
+            redisPort,
+            prefix,
+            journal: subject.journal,
+            pg,
+            schema,
+          },
+          'ready',
+        ),
+      ),
+    );
+    const at = Date.now() + 200;
+    const done = await Promise.all(workers.map((child) => ask(child, { type: 'go', at }, 'done')));
+    const ms = Math.max(...done.map((d) => d.endedAt)) - at;
+    const sum = (field) => done.reduce((n, d) => n + d.report[field], 0);
+    return {
+      ms,
+      created: sum('created'),
+      failed: sum('failed'),
+      inDoubt: Math.max(...done.map((d) => d.report.inDoubt)),
+    };
+  } finally {
+    for (const child of workers) child.disconnect();
+  }
+}
+
+/** Runs W8's two subjects `runs` times, interleaved, and records their rows (bench/run.mjs's `record`). */
+export async function runW8(record, runs) {
+  const redis = await startRedisServer();
+  const postgres = await startPostgresServer();
+  const server = childServer();
+  const samples = Object.fromEntries(Object.keys(SUBJECTS).map((name) => [name, []]));
+  const duplicates = Object.fromEntries(Object.keys(SUBJECTS).map((name) => [name, 0]));
+  try {
+    for (let round = 1; round <= runs; round++) {
+      for (const [name, subject] of Object.entries(SUBJECTS)) {
+        await sleep(1000);
+        const { url } = await server.start({
+          latencyMs: LATENCY_MS,
+          rateLimit: RATE,
+          seed: { tenants: [{ id: TENANT.id, apiKey: TENANT.key }] },
+        });
+        const result = await fleet(url, subject, redis.port, postgres.connection, round);
+        const seen = await server.stop();
+        const t = seen.tenants[TENANT.id];
+        const accepted = t.requests - t.refused;
+        duplicates[name] = Math.max(duplicates[name], accepted - RECORDS);
+        samples[name].push(result.ms);
+        say(
+          `W8 round ${round}/${runs}, ${name}: ${(result.ms / 1000).toFixed(2)} s (${(result.ms / 1000 / IDEAL_S).toFixed(3)}x ideal), ${result.created} created, ${result.failed} failed, ${result.inDoubt} in doubt, ${t.refused} of ${t.requests} requests answered 429, ${accepted - RECORDS} duplicates`,
+        );
+      }
+    }
+  } finally {
+    await server.close();
+    await postgres.stop();
+    await redis.stop();
+  }
+  const workload = `W8 fleet load, 2,250 records over 4 workers at 200/s, paced in Redis (ideal ${IDEAL_S.toFixed(2)} s)`;
+  for (const name of Object.keys(SUBJECTS)) {
+    const ms = median(samples[name]);
+    const target = name.startsWith('postgres') ? '<= 1.12x' : '';
+    record(workload, `CrmSync, ${name}`, ms / 1000, 's', ms / 1000 / IDEAL_S, target);
+    record(workload, `duplicates, ${name}`, duplicates[name], 'records', undefined, '0');
+  }
+}
