@@ -119,7 +119,7 @@ describe.skipIf(!existsSync(DIST))('a fleet of workers on one postgresJournal()'
     let restarts = 0;
 
     // Each worker is restarted until it exits 0; the kills land meanwhile, on a running worker.
-    const loops = workers.map(async (first, w) => {
+    const loop = async (first: Worker, w: number) => {
       let worker = first;
       for (;;) {
         const outcome = await worker.done;
@@ -133,15 +133,20 @@ describe.skipIf(!existsSync(DIST))('a fleet of workers on one postgresJournal()'
         finished[w] = JSON.parse(outcome.stdout) as WorkerReport;
         return;
       }
-    });
+    };
+    let loops = workers.map((worker, w) => loop(worker, w));
     while (kills < KILLS) {
       await new Promise((resolve) => setTimeout(resolve, 300 + rand() * 900));
       const running = workers.map((worker, w) => ({ worker, w })).filter(({ w }) => finished[w] === undefined);
       if (running.length === 0) {
-        // All finished before the kills were spent: start the fleet again over the same journal.
-        for (let w = 0; w < 4; w++) finished[w] = undefined;
-        await Promise.all(loops.splice(0));
-        break;
+        // All finished before the kills were spent: the fleet runs again over the same journal.
+        await Promise.all(loops);
+        for (let w = 0; w < 4; w++) {
+          finished[w] = undefined;
+          workers[w] = start(...(slices[w] as [number, number]));
+        }
+        loops = workers.map((worker, w) => loop(worker, w));
+        continue;
       }
       const victim = running[Math.floor(rand() * running.length)];
       if (victim && victim.worker.child.exitCode === null && victim.worker.child.kill('SIGKILL')) kills++;
