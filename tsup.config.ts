@@ -114,6 +114,9 @@ const configs: Options[] = [
     entry: { sync: 'src/sync/index.ts' },
     format: ['esm', 'cjs'],
     dts: true,
+    // The client's type comes from the main entry (src/sync imports it by the package's name), not a
+    // copy: a class with private fields is nominal, and a copy would refuse the user's CrmClient.
+    external: ['crm-integration-sdk'],
     target: 'es2023',
     platform: 'node',
     // 'sqlite' without its prefix is not a built-in: node:sqlite exists only by that name.

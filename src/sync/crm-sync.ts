@@ -1,4 +1,4 @@
-import type { CrmClient } from '../client';
+import type { CrmClient } from 'crm-integration-sdk';
 import { CrmValidationError } from '../core/errors';
 import { Engine, type EngineSettings } from './engine';
 import type { SyncJournal, SyncType } from './journal';

@@ -1,4 +1,4 @@
-import type { CrmClient } from '../client';
+import type { CrmClient } from 'crm-integration-sdk';
 import {
   CrmApiError,
   CrmAuthenticationError,

@@ -1,4 +1,4 @@
-import type { CrmClient } from '../client';
+import type { CrmClient } from 'crm-integration-sdk';
 import type { RequestOptions } from '../options';
 import { AccountCreateInputSchema } from '../schemas/account';
 import { ActivityCreateInputSchema } from '../schemas/activity';
