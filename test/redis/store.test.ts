@@ -20,13 +20,15 @@ describe.each([
 ] as const)('%s', (_, make: () => PaceStore) => {
   test('reserves turns numbered on from 0 in phase 0, each reservation after the last', async () => {
     const store = make();
-    const first = await store.reserve(API_KEY, 3, 10);
-    const second = await store.reserve(API_KEY, 2, 10);
+    // Turns a second apart: the second reservation comes long before the first's are over, however
+    // busy the machine (10 ms apart, a second asked more than 80 ms later was caught up to now).
+    const first = await store.reserve(API_KEY, 3, 1000);
+    const second = await store.reserve(API_KEY, 2, 1000);
 
     expect(first).toMatchObject({ phase: 0, turn: 0, learned: undefined });
     expect(second).toMatchObject({ phase: 0, turn: 3 });
-    // The second starts when the first's 3 turns, 10 ms apart, are over: 30 ms after the first.
-    expect(second.now + second.delayMs).toBeCloseTo(first.now + first.delayMs + 30, 0);
+    // The second starts when the first's 3 turns, 1 s apart, are over: 3 s after the first.
+    expect(second.now + second.delayMs).toBeCloseTo(first.now + first.delayMs + 3000, 0);
     expect(second.startedAt).toBe(first.startedAt);
   });
 
