@@ -62,6 +62,9 @@ export class Committer {
     // At once, even after a failed write: a claim never released is renewed by this process until it ends.
     const released = this.commit({ remove: [intent] }, fence);
     this.#chain = Promise.all([this.#chain, released]).then(() => {});
+    // Its failure reaches the run through the next flush(); a run that ends first (on another
+    // error) must not leave it an unhandled rejection, which ends a Node process.
+    this.#chain.catch(() => {});
   }
 
   put(entry: SyncJournalEntry): void {
@@ -91,6 +94,7 @@ export class Committer {
     this.#removes.clear();
     // A write that failed fails every later one: the run stops on the first.
     this.#chain = this.#chain.then(() => this.#journal.write(this.#tenant, change));
+    this.#chain.catch(() => {});
     return this.#chain;
   }
 }
