@@ -61,7 +61,8 @@ try {
   console.log(await smoke({ ...server.fake.credentials, baseUrl: server.url }));
   // The sync on a SQLite journal: node:sqlite in Node, Deno 2 and Bun 1.4.
   const sync = new CrmSync(new CrmClient({ ...server.fake.credentials, baseUrl: server.url }), {
-    journal: sqliteJournal('./runtime.sync.db'),
+    // A journal of its own per runtime: every runtime runs this file in one folder, each on a fresh fake.
+    journal: sqliteJournal('./runtime-' + crypto.randomUUID() + '.sync.db'),
   });
   const source = { accounts: [{ key: 'ERP-1', data: { name: 'Synced' } }] };
   const [first, again] = [await sync.run(source), await sync.run(source)];
