@@ -151,7 +151,10 @@ test.skipIf(!existsSync(DIST))(
       final = JSON.parse(outcome.stdout) as ChildReport;
     }
     if (!final) throw new Error('the sync never finished');
-    expect(kills, `seed ${SEED}`).toBe(KILLS);
+    // How many kills land before the sync is done depends on the machine's speed (a run that ends before
+    // its kill moment is not killed, and a finished sync leaves nothing to kill): the claim is about
+    // the outcomes below, after at least one kill.
+    expect(kills, `seed ${SEED}`).toBeGreaterThan(0);
 
     const store = fake.store;
     const tenant = fake.tenantId;
