@@ -143,6 +143,12 @@ export class Engine {
   readonly #newlyInDoubt = { contacts: 0, activities: 0 };
   /** Records settled at the start of this run (adopted or created again): not counted again by their list. */
   readonly #settled = new Set<string>();
+  /**
+   * With a shared journal: records another run was creating when this one met them. They hold no
+   * slot of the sender: the run goes on with the records that are free, and decides these again
+   * once it has sent the rest of their list (#drain), when the other run is most likely done.
+   */
+  #deferred: { readonly kind: Kind; readonly d: Decided }[] = [];
 
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
     this.#s = settings;
@@ -240,7 +246,7 @@ export class Engine {
       if (this.#stopping()) return;
       // The list was read to its end: it is complete, and may remove.
       if (this.#options.removed === 'deactivate') await this.#removed(kind, seen);
-      await this.#sender.idle();
+      await this.#drain();
       if (this.#stopping()) return;
       await this.#committer.flush();
       // Contacts left in doubt are looked for before their opportunities go, which then need not wait.
@@ -408,7 +414,7 @@ export class Engine {
     const { key, canonical: form } = d;
     if (entry?.state === 'sending' && this.#committer.claims && !this.#plan) {
       // Another run may be creating it: its outcome, once known, decides (a claim that ended, in doubt).
-      this.#sender.push({ intent: undefined, run: () => this.#afterOthers(kind, d) });
+      this.#deferred.push({ kind, d });
       return;
     }
     if (entry && (entry.state === 'sending' || entry.state === 'inDoubt')) {
@@ -500,37 +506,86 @@ export class Engine {
   async #othersDone(type: SyncType, keys: readonly string[]): Promise<void> {
     const claims = this.#committer.claims;
     if (!claims || this.#plan) return;
-    // Another run's create ends within a request or two: looked at often, each look one index read.
-    const every = Math.min(100, claims.leaseMs / 10);
     while (!this.#stopping()) {
       const held = await claims.held(this.#s.tenant, this.#s.runId, type, keys);
       if (held.size === 0) return;
-      await this.#pause(every);
+      await this.#pause(this.#lookEvery(claims.leaseMs));
     }
   }
 
-  /** A record another run was creating: decided again from what the journal holds once that run is done. */
-  async #afterOthers(kind: Kind, d: Decided): Promise<void> {
-    try {
-      await this.#othersDone(kind.type, [d.key]);
-      if (this.#stopping()) return;
-      const entry = (await this.#s.journal.get(this.#s.tenant, kind.type, [d.key])).get(d.key);
-      if (entry === undefined || entry.state === 'sending') {
-        // Gone (its create was refused), or left 'sending' by a run that ended: the claim decides.
-        const { value, hash, json } = d.canonical;
-        this.#create(kind, d.key, value, { hash, data: json, attemptedAt: entry?.attemptedAt }, false);
-        return;
+  /** How often a run looks again at keys other runs hold: their creates end within a request or two. */
+  #lookEvery(leaseMs: number): number {
+    return Math.min(100, leaseMs / 10);
+  }
+
+  /**
+   * Waits until every job pushed is answered and every record deferred (#deferred) is decided
+   * again. Those whose other run is done are decided as the journal now holds them (a create
+   * whose claim comes back held again is deferred again); the others are looked at again, each
+   * look one index read of all of them.
+   */
+  async #drain(): Promise<void> {
+    for (;;) {
+      await this.#sender.idle();
+      if (this.#deferred.length === 0 || this.#stopping()) return;
+      const deferred = this.#deferred;
+      this.#deferred = [];
+      try {
+        await this.#afterOthers(deferred);
+      } catch (error) {
+        this.#fail(error);
       }
-      this.#decide(kind, d, entry);
-    } catch (error) {
-      this.#fail(error);
+    }
+  }
+
+  /** Records other runs were creating: each decided again from what the journal holds once its run is done. */
+  async #afterOthers(deferred: readonly { readonly kind: Kind; readonly d: Decided }[]): Promise<void> {
+    const claims = this.#committer.claims as NonNullable<Committer['claims']>;
+    const byType = new Map<SyncType, { kind: Kind; d: Decided }[]>();
+    for (const item of deferred) {
+      const group = byType.get(item.kind.type) ?? [];
+      byType.set(item.kind.type, group);
+      group.push(item);
+    }
+    for (const [type, group] of byType) {
+      for (let i = 0; i < group.length; i += 1000) {
+        let waiting = group.slice(i, i + 1000);
+        while (waiting.length > 0 && !this.#stopping()) {
+          const held = await claims.held(
+            this.#s.tenant,
+            this.#s.runId,
+            type,
+            waiting.map((item) => item.d.key),
+          );
+          const done = waiting.filter((item) => !held.has(item.d.key));
+          waiting = waiting.filter((item) => held.has(item.d.key));
+          if (done.length > 0) {
+            const entries = await this.#s.journal.get(
+              this.#s.tenant,
+              type,
+              done.map((item) => item.d.key),
+            );
+            for (const { kind, d } of done) {
+              const entry = entries.get(d.key);
+              if (entry === undefined || entry.state === 'sending') {
+                // Gone (its create was refused), or left 'sending' by a run that ended: the claim decides.
+                const { value, hash, json } = d.canonical;
+                this.#create(kind, d.key, value, { hash, data: json, attemptedAt: entry?.attemptedAt }, false);
+              } else {
+                this.#decide(kind, d, entry);
+              }
+            }
+          }
+          if (waiting.length > 0) await this.#pause(this.#lookEvery(claims.leaseMs));
+        }
+      }
     }
   }
 
   /** A create another run holds or has done: its outcome is counted here as the journal holds it. */
-  async #elsewhere(kind: Kind, d: Decided, claim: Exclude<SyncJournalClaim, { outcome: 'claimed' }>): Promise<void> {
+  #elsewhere(kind: Kind, d: Decided, claim: Exclude<SyncJournalClaim, { outcome: 'claimed' }>): void {
     if (claim.outcome === 'held') {
-      await this.#afterOthers(kind, d);
+      this.#deferred.push({ kind, d });
       return;
     }
     const { entry } = claim;
@@ -576,7 +631,7 @@ export class Engine {
       run: async (claim) => {
         if (claim !== undefined && claim.outcome !== 'claimed') {
           const d = { key, record: {}, canonical: { value, hash: from.hash, json: from.data } };
-          await this.#elsewhere(kind, d, claim);
+          this.#elsewhere(kind, d, claim);
           return;
         }
         // With a shared journal, an outcome is committed only while this run's claim holds.
@@ -732,7 +787,7 @@ export class Engine {
         true,
       );
     }
-    await this.#sender.idle();
+    await this.#drain();
     await this.#committer.flush();
   }
 

@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { CrmClient, CrmValidationError } from '../../src/index';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
+import { canonical } from '../../src/sync/canonical';
 import { CrmSync } from '../../src/sync/crm-sync';
-import type { SyncJournalClaims } from '../../src/sync/journal';
+import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { throughMsw } from '../support/fake-harness';
 import { startPostgres, type TestPostgres } from '../support/postgres';
@@ -91,6 +92,99 @@ describe('CrmSync over a shared postgresJournal()', () => {
     expect([...fake.store.contacts.values()].map((c) => c.accountId)).toEqual([account.id, account.id]);
   });
 
+  /** Another worker creating account A0 of erpSource(): its claim, and how it ends (A0 created, committed). */
+  async function otherCreatingA0(schema: string, tenant: string, crm: CrmClient) {
+    const journal = postgresJournal(postgres.pool(), { schema });
+    await journal.open();
+    const claims = journal.claims as SyncJournalClaims;
+    const form = canonical({ name: 'Account 0', industry: 'Retail' });
+    const intent = {
+      state: 'sending' as const,
+      crmId: undefined,
+      hash: form.hash,
+      data: form.json,
+      runId: 'run_other',
+    };
+    let fence: number | undefined;
+    return {
+      async claim() {
+        const [claim] = await claims.claim(tenant, 'run_other', [
+          { intent: entry('accounts', 'A0', intent), resend: false },
+        ]);
+        expect(claim?.outcome).toBe('claimed');
+        fence = (claim as { fence: number }).fence;
+      },
+      async commit() {
+        const account = await crm.accounts.create({ name: 'Account 0', industry: 'Retail' });
+        const synced = entry('accounts', 'A0', { ...intent, state: 'synced', crmId: account.id });
+        expect(await claims.commit(tenant, { put: [synced] }, fence as number)).toBe(true);
+      },
+    };
+  }
+
+  test('a record another worker is creating takes no slot: the run sends the rest of its list first, then counts it as that worker left it', async () => {
+    const { fake, baseUrl } = await throughMsw();
+    const schema = fresh();
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    const other = await otherCreatingA0(schema, fake.tenantId, crm);
+    await other.claim();
+    const sync = new CrmSync(crm, { journal: postgresJournal(postgres.pool(), { schema }), settleMs: 0 });
+    // One slot: a record waited for in it would hold back every record after it.
+    const run = sync.run({ accounts: erpSource(4).accounts }, { concurrency: 1 });
+
+    await vi.waitFor(() => expect(fake.store.accounts.size).toBe(3), { timeout: 10_000, interval: 20 });
+    await other.commit();
+    const report = await run;
+
+    expect(report).toMatchObject({ created: 3, unchanged: 1, failed: [], inDoubt: [], skipped: [] });
+    expect([...fake.store.accounts.values()].map((a) => a.name).sort()).toEqual([
+      'Account 0',
+      'Account 1',
+      'Account 2',
+      'Account 3',
+    ]);
+  });
+
+  test("a key another worker claims between the read of its entry and this run's claim is set aside too, and waited for at the end of its list", async () => {
+    const { fake, baseUrl } = await throughMsw();
+    const schema = fresh();
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    const other = await otherCreatingA0(schema, fake.tenantId, crm);
+    const journal = postgresJournal(postgres.pool(), { schema });
+    const claims = journal.claims as SyncJournalClaims;
+    let raced = false;
+    // The other worker's claim lands just before this run's first claim of A0.
+    const racing: SyncJournal = {
+      open: () => journal.open(),
+      lock: (...args) => journal.lock(...args),
+      get: (...args) => journal.get(...args),
+      list: (...args) => journal.list(...args),
+      pending: (...args) => journal.pending(...args),
+      write: (...args) => journal.write(...args),
+      close: () => journal.close(),
+      claims: {
+        ...claims,
+        claim: async (...args: Parameters<SyncJournalClaims['claim']>) => {
+          if (!raced && args[2].some((r) => r.intent.key === 'A0')) {
+            raced = true;
+            await other.claim();
+          }
+          return claims.claim(...args);
+        },
+      },
+    };
+    const sync = new CrmSync(crm, { journal: racing, settleMs: 0 });
+    const run = sync.run({ accounts: erpSource(4).accounts }, { concurrency: 1 });
+
+    await vi.waitFor(() => expect(fake.store.accounts.size).toBe(3), { timeout: 10_000, interval: 20 });
+    expect(raced).toBe(true);
+    await other.commit();
+    const report = await run;
+
+    expect(report).toMatchObject({ created: 3, unchanged: 1, failed: [], inDoubt: [], skipped: [] });
+    expect(fake.store.accounts.size).toBe(4);
+  });
+
   test("removed: 'deactivate' is refused with a shared journal, and nothing is sent", async () => {
     const { fake, baseUrl } = await throughMsw();
     const crm = new CrmClient({ ...fake.credentials, baseUrl });
@@ -126,11 +220,12 @@ describe('CrmSync over a shared postgresJournal()', () => {
         contacts: erpSource(20).contacts.map((c) => ({ ...c, accountKey: 'A0' })),
       };
       const sync = new CrmSync(crm, { journal: postgresJournal(own.pool(), { leaseMs: 2000 }), settleMs: 0 });
-      const run = sync.run(source, { concurrency: 6 });
+      // Observed from the start: the run may reject while Postgres is still shutting down.
+      const run = sync.run(source, { concurrency: 6 }).catch((e: unknown) => e);
       // Postgres goes once some contacts are on their way.
       while (fake.requests.length < 8) await new Promise((resolve) => setTimeout(resolve, 2));
       await own.stop();
-      const error = await run.catch((e: unknown) => e);
+      const error = await run;
 
       expect(error).toBeInstanceOf(SyncJournalError);
       expect(error).toMatchObject({
