@@ -149,6 +149,12 @@ export class Engine {
    * once it has sent the rest of their list (#drain), when the other run is most likely done.
    */
   #deferred: { readonly kind: Kind; readonly d: Decided }[] = [];
+  /**
+   * With a shared journal: the fenced commits of creates answered, each with what follows it
+   * (the count, the id for the children). They hold no slot either: a slot's next create goes
+   * while the last one's outcome is written. Each settles (never rejects) before its list ends.
+   */
+  readonly #outcomes = new Set<Promise<void>>();
 
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
     this.#s = settings;
@@ -172,6 +178,7 @@ export class Engine {
     }
     this.#sender.stop();
     await this.#sender.idle();
+    await this.#outcomesWritten();
     signal?.removeEventListener('abort', onAbort);
     // The outcomes and removed intents of the requests answered, whatever stopped the run.
     await this.#committer.flush();
@@ -527,6 +534,7 @@ export class Engine {
   async #drain(): Promise<void> {
     for (;;) {
       await this.#sender.idle();
+      await this.#outcomesWritten();
       if (this.#deferred.length === 0 || this.#stopping()) return;
       const deferred = this.#deferred;
       this.#deferred = [];
@@ -536,6 +544,11 @@ export class Engine {
         this.#fail(error);
       }
     }
+  }
+
+  /** Resolves once every outcome being written (#outcomes) is written, or has failed the run. */
+  async #outcomesWritten(): Promise<void> {
+    while (this.#outcomes.size > 0) await Promise.all(this.#outcomes);
   }
 
   /** Records other runs were creating: each decided again from what the journal holds once its run is done. */
@@ -652,36 +665,53 @@ export class Engine {
           );
           return false;
         };
-        let created: { id: string };
+        let answer: { readonly created: { id: string } } | { readonly error: unknown };
         try {
-          created = await this.#call(() => kind.create(this.#s.crm, body, {}));
+          answer = { created: await this.#call(() => kind.create(this.#s.crm, body, {})) };
         } catch (error) {
-          try {
-            // A bug (not a CrmError) may have come after the request went: in doubt too.
-            if (error instanceof CrmError && error.sideEffects === 'none') {
-              if (await record({ remove: intent })) this.#failed(type, key, error);
+          answer = { error };
+        }
+        const outcome = async (): Promise<void> => {
+          if ('error' in answer) {
+            const { error } = answer;
+            try {
+              // A bug (not a CrmError) may have come after the request went: in doubt too.
+              if (error instanceof CrmError && error.sideEffects === 'none') {
+                if (await record({ remove: intent })) this.#failed(type, key, error);
+                return;
+              }
+              const requestId = error instanceof CrmApiError ? error.requestId : undefined;
+              if (!(await record({ put: { ...intent, state: 'inDoubt', requestId } }))) return;
+            } catch (journal) {
+              this.#fail(journal);
               return;
             }
-            const requestId = error instanceof CrmApiError ? error.requestId : undefined;
-            if (!(await record({ put: { ...intent, state: 'inDoubt', requestId } }))) return;
+            this.#remember(type, key, IN_DOUBT);
+            this.#tally.count(type, 'inDoubt');
+            if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
+            return;
+          }
+          const { created } = answer;
+          try {
+            if (!(await record({ put: { ...intent, state: 'synced', crmId: created.id } }))) return;
           } catch (journal) {
+            // The answer could not be written: the record is 'sending' in the journal, in doubt for the next run.
             this.#fail(journal);
             return;
           }
-          this.#remember(type, key, IN_DOUBT);
-          this.#tally.count(type, 'inDoubt');
-          if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
+          if (type !== 'activities') this.#idsOf(type).set(key, created.id);
+          this.#tally.count(type, 'created');
+        };
+        if (fence === undefined) {
+          // Buffered by the committer: written at once.
+          await outcome();
           return;
         }
-        try {
-          if (!(await record({ put: { ...intent, state: 'synced', crmId: created.id } }))) return;
-        } catch (journal) {
-          // The answer could not be written: the record is 'sending' in the journal, in doubt for the next run.
-          this.#fail(journal);
-          return;
-        }
-        if (type !== 'activities') this.#idsOf(type).set(key, created.id);
-        this.#tally.count(type, 'created');
+        // A round trip to the shared journal: written while this slot sends its next create.
+        const written: Promise<void> = outcome()
+          .catch((error: unknown) => this.#fail(error))
+          .finally(() => this.#outcomes.delete(written));
+        this.#outcomes.add(written);
       },
     });
   }

@@ -185,6 +185,48 @@ describe('CrmSync over a shared postgresJournal()', () => {
     expect(fake.store.accounts.size).toBe(4);
   });
 
+  test("a create's outcome is written to the shared journal while the run's slot sends the next create", async () => {
+    const { fake, baseUrl } = await throughMsw();
+    const journal = postgresJournal(postgres.pool(), { schema: fresh() });
+    const claims = journal.claims as SyncJournalClaims;
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    // Postgres slow to answer the commit of A0's outcome.
+    const slow: SyncJournal = {
+      open: () => journal.open(),
+      lock: (...args) => journal.lock(...args),
+      get: (...args) => journal.get(...args),
+      list: (...args) => journal.list(...args),
+      pending: (...args) => journal.pending(...args),
+      write: (...args) => journal.write(...args),
+      close: () => journal.close(),
+      claims: {
+        ...claims,
+        commit: async (...args: Parameters<SyncJournalClaims['commit']>) => {
+          if (args[1].put?.[0]?.key === 'A0') await gate;
+          return claims.commit(...args);
+        },
+      },
+    };
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    const sync = new CrmSync(crm, { journal: slow, settleMs: 0 });
+    const source = erpSource(2);
+    const run = sync.run({ accounts: source.accounts, contacts: source.contacts }, { concurrency: 1 });
+
+    await vi.waitFor(() => expect(fake.store.accounts.size).toBe(2), { timeout: 10_000, interval: 20 });
+    // A0's children wait for its id, which its outcome gives.
+    expect(fake.store.contacts.size).toBe(0);
+    open();
+    const report = await run;
+
+    expect(report).toMatchObject({ created: 6, failed: [], inDoubt: [], skipped: [] });
+    const a0 = (await journal.get(fake.tenantId, 'accounts', ['A0'])).get('A0');
+    expect(a0).toMatchObject({ state: 'synced' });
+    expect([...fake.store.contacts.values()].filter((c) => c.accountId === a0?.crmId)).toHaveLength(2);
+  });
+
   test("removed: 'deactivate' is refused with a shared journal, and nothing is sent", async () => {
     const { fake, baseUrl } = await throughMsw();
     const crm = new CrmClient({ ...fake.credentials, baseUrl });
