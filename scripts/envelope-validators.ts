@@ -43,8 +43,8 @@ function refused(schema: Schema, v: string): string | undefined {
     case 'boolean':
       return `typeof ${v} !== "${def.type}"`;
     case 'number':
-      // zod's number: finite, so NaN and Infinity are refused.
-      return `typeof ${v} !== "number" || !Number.isFinite(${v})`;
+      // zod's number: finite, so NaN and Infinity are refused (Number.isFinite is false for a non-number).
+      return `!Number.isFinite(${v})`;
     case 'literal':
       return (def.values ?? []).map((value) => `${v} !== ${literal(value)}`).join(' && ');
     case 'enum':
@@ -56,13 +56,24 @@ function refused(schema: Schema, v: string): string | undefined {
       return 'false';
     case 'optional':
     case 'nullable': {
-      const inner = refused(def.innerType as Schema, v);
-      if (inner === undefined) return undefined;
-      return `${v} !== ${def.type === 'optional' ? 'undefined' : 'null'} && (${inner})`;
+      const { present, inner } = presence(def, v);
+      const refusal = refused(inner, v);
+      return refusal === undefined ? undefined : `${present} && (${refusal})`;
     }
     default:
       return undefined;
   }
+}
+
+/**
+ * Of an optional or nullable schema: the condition under which `v` is present, and the schema it
+ * must then satisfy. Optional and nullable at once (zod's nullish) is one loose comparison.
+ */
+function presence(def: Def, v: string): { readonly present: string; readonly inner: Schema } {
+  const inner = def.innerType as Schema;
+  const other = def.type === 'optional' ? 'nullable' : 'optional';
+  if (defOf(inner).type === other) return { present: `${v} != null`, inner: defOf(inner).innerType as Schema };
+  return { present: `${v} !== ${def.type === 'optional' ? 'undefined' : 'null'}`, inner };
 }
 
 /**
@@ -115,11 +126,13 @@ class Body {
     const def = defOf(schema);
     switch (def.type) {
       case 'optional':
-      case 'nullable':
-        this.lines.push(`${pad}if (${v} !== ${def.type === 'optional' ? 'undefined' : 'null'}) {`);
-        this.check(def.innerType as Schema, v, depth + 1);
+      case 'nullable': {
+        const { present, inner } = presence(def, v);
+        this.lines.push(`${pad}if (${present}) {`);
+        this.check(inner, v, depth + 1);
         this.lines.push(`${pad}}`);
         return;
+      }
       case 'object':
         if (Object.keys(def.shape ?? {}).length === 0) this.object(schema, v, depth);
         else this.lines.push(`${pad}if (!${this.#validators.functionFor(schema)}(${v})) return false;`);
@@ -152,10 +165,13 @@ class Body {
     // zod copies a loose object's keys by assignment, which loses an own `__proto__` key (JSON.parse
     // makes one): such a body goes to zod, so that both paths return the same.
     this.lines.push(`${pad}if (Object.hasOwn(${v}, "__proto__")) return false;`);
-    for (const [key, child] of Object.entries(def.shape ?? {})) {
-      const field = this.name('v');
-      this.lines.push(`${pad}const ${field} = ${v}[${JSON.stringify(key)}];`);
-      this.check(child, field, depth);
+    // One variable for every field, not one each: the minified bundle repeats the same few
+    // characters field after field, which gzip stores once (the bundle's size, PERFORMANCE.md).
+    const entries = Object.entries(def.shape ?? {});
+    if (entries.length > 0) this.lines.push(`${pad}let field;`);
+    for (const [key, child] of entries) {
+      this.lines.push(`${pad}field = ${v}[${JSON.stringify(key)}];`);
+      this.check(child, 'field', depth);
     }
   }
 }

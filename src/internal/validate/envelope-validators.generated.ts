@@ -5,72 +5,69 @@
 function check0(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["id"];
-  if (typeof v0 !== "string") return false;
-  const v1 = input["name"];
-  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
-  const v2 = input["accountId"];
-  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
-  const v3 = input["probability"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "number" || !Number.isFinite(v3)))) return false;
-  const v4 = input["ownerId"];
-  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = input["contactId"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = input["pipelineId"];
-  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = input["pipelineStageId"];
-  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = input["amount"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "number" || !Number.isFinite(v8)))) return false;
-  const v9 = input["expectedCloseDate"];
-  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = input["contractStartDate"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = input["closeDate"];
-  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = input["source"];
-  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = input["type"];
-  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "string"))) return false;
-  const v14 = input["nextStep"];
-  if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  const v15 = input["description"];
-  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
-  const v16 = input["isIntegration"];
-  if (v16 !== undefined && (v16 !== null && (typeof v16 !== "boolean"))) return false;
-  const v17 = input["account"];
-  if (v17 !== undefined && (v17 !== null && (typeof v17 !== "string"))) return false;
-  const v18 = input["contact"];
-  if (v18 !== undefined && (v18 !== null && (typeof v18 !== "string"))) return false;
-  const v19 = input["owner"];
-  if (v19 !== undefined && (v19 !== null && (typeof v19 !== "string"))) return false;
-  const v20 = input["activitiesCount"];
-  if (v20 !== undefined && (v20 !== null && (typeof v20 !== "number" || !Number.isFinite(v20)))) return false;
-  const v21 = input["lastActivityDate"];
-  if (v21 !== undefined && (v21 !== null && (typeof v21 !== "string"))) return false;
-  const v22 = input["dsa"];
-  if (v22 !== undefined && (v22 !== null && (typeof v22 !== "number" || !Number.isFinite(v22)))) return false;
-  const v23 = input["createdAt"];
-  if (v23 !== undefined && (v23 !== null && (typeof v23 !== "string"))) return false;
-  const v24 = input["updatedAt"];
-  if (v24 !== undefined && (v24 !== null && (typeof v24 !== "string"))) return false;
-  const v25 = input["primaryContact"];
-  if (v25 !== undefined) {
-    if (v25 !== null) {
-      if (typeof v25 !== "object" || v25 === null || Array.isArray(v25)) return false;
-      if (Object.hasOwn(v25, "__proto__")) return false;
-    }
+  let field;
+  field = input["id"];
+  if (typeof field !== "string") return false;
+  field = input["name"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["accountId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["probability"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["ownerId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["contactId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["pipelineId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["pipelineStageId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["amount"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["expectedCloseDate"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["contractStartDate"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["closeDate"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["source"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["type"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["nextStep"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["description"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["isIntegration"];
+  if (field != null && (typeof field !== "boolean")) return false;
+  field = input["account"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["contact"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["owner"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["activitiesCount"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["lastActivityDate"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["dsa"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["createdAt"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["updatedAt"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["primaryContact"];
+  if (field != null) {
+    if (typeof field !== "object" || field === null || Array.isArray(field)) return false;
+    if (Object.hasOwn(field, "__proto__")) return false;
   }
-  const v26 = input["associatedContacts"];
-  if (v26 !== undefined) {
-    if (v26 !== null) {
-      if (!Array.isArray(v26)) return false;
-      for (let i27 = 0; i27 < v26.length; i27++) {
-        const v28 = v26[i27];
-        if (typeof v28 !== "object" || v28 === null || Array.isArray(v28)) return false;
-        if (Object.hasOwn(v28, "__proto__")) return false;
-      }
+  field = input["associatedContacts"];
+  if (field != null) {
+    if (!Array.isArray(field)) return false;
+    for (let i0 = 0; i0 < field.length; i0++) {
+      const v1 = field[i0];
+      if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
+      if (Object.hasOwn(v1, "__proto__")) return false;
     }
   }
   return true;
@@ -79,209 +76,220 @@ function check0(input) {
 function check1(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (!check0(v1)) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (!check0(field)) return false;
   return true;
 }
 
 function check2(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["id"];
-  if (typeof v0 !== "string") return false;
-  const v1 = input["tenantId"];
-  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
-  const v2 = input["relatedToType"];
-  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
-  const v3 = input["relatedToId"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = input["ownerId"];
-  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = input["type"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = input["subject"];
-  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = input["activityDate"];
-  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = input["createdAt"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = input["updatedAt"];
-  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = input["ownerName"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = input["description"];
-  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = input["relatedEntityName"];
-  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
+  let field;
+  field = input["id"];
+  if (typeof field !== "string") return false;
+  field = input["tenantId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["relatedToType"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["relatedToId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["ownerId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["type"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["subject"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["activityDate"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["createdAt"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["updatedAt"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["ownerName"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["description"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["relatedEntityName"];
+  if (field != null && (typeof field !== "string")) return false;
   return true;
 }
 
 function check3(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["page"];
-  if (v0 !== undefined && (v0 !== null && (typeof v0 !== "number" || !Number.isFinite(v0)))) return false;
-  const v1 = input["limit"];
-  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "number" || !Number.isFinite(v1)))) return false;
-  const v2 = input["total"];
-  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "number" || !Number.isFinite(v2)))) return false;
-  const v3 = input["pages"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "number" || !Number.isFinite(v3)))) return false;
+  let field;
+  field = input["page"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["limit"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["total"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["pages"];
+  if (field != null && (!Number.isFinite(field))) return false;
   return true;
 }
 
 function check4(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (!Array.isArray(v1)) return false;
-  for (let i2 = 0; i2 < v1.length; i2++) {
-    const v3 = v1[i2];
-    if (!check2(v3)) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (!Array.isArray(field)) return false;
+  for (let i0 = 0; i0 < field.length; i0++) {
+    const v1 = field[i0];
+    if (!check2(v1)) return false;
   }
-  const v4 = input["pagination"];
-  if (!check3(v4)) return false;
+  field = input["pagination"];
+  if (!check3(field)) return false;
   return true;
 }
 
 function check5(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (!check2(v1)) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (!check2(field)) return false;
   return true;
 }
 
 function check6(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["id"];
-  if (typeof v0 !== "string") return false;
-  const v1 = input["name"];
-  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
-  const v2 = input["industry"];
-  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
-  const v3 = input["status"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = input["employees"];
-  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "string"))) return false;
-  const v5 = input["website"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = input["phone"];
-  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = input["email"];
-  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = input["address"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = input["city"];
-  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = input["state"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = input["country"];
-  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = input["postalCode"];
-  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = input["annualRevenue"];
-  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "number" || !Number.isFinite(v13)))) return false;
-  const v14 = input["ownerId"];
-  if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  const v15 = input["owner_name"];
-  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
-  const v16 = input["createdAt"];
-  if (v16 !== undefined && (v16 !== null && (typeof v16 !== "string"))) return false;
-  const v17 = input["updatedAt"];
-  if (v17 !== undefined && (v17 !== null && (typeof v17 !== "string"))) return false;
+  let field;
+  field = input["id"];
+  if (typeof field !== "string") return false;
+  field = input["name"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["industry"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["status"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["employees"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["website"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["phone"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["email"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["address"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["city"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["state"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["country"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["postalCode"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["annualRevenue"];
+  if (field != null && (!Number.isFinite(field))) return false;
+  field = input["ownerId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["owner_name"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["createdAt"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["updatedAt"];
+  if (field != null && (typeof field !== "string")) return false;
   return true;
 }
 
 function check7(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (!check6(v1)) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (!check6(field)) return false;
   return true;
 }
 
 function check8(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (typeof v1 !== "object" || v1 === null || Array.isArray(v1)) return false;
-  if (Object.hasOwn(v1, "__proto__")) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (typeof field !== "object" || field === null || Array.isArray(field)) return false;
+  if (Object.hasOwn(field, "__proto__")) return false;
   return true;
 }
 
 function check9(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["id"];
-  if (typeof v0 !== "string") return false;
-  const v1 = input["accountId"];
-  if (v1 !== undefined && (v1 !== null && (typeof v1 !== "string"))) return false;
-  const v2 = input["firstName"];
-  if (v2 !== undefined && (v2 !== null && (typeof v2 !== "string"))) return false;
-  const v3 = input["lastName"];
-  if (v3 !== undefined && (v3 !== null && (typeof v3 !== "string"))) return false;
-  const v4 = input["isPrimary"];
-  if (v4 !== undefined && (v4 !== null && (typeof v4 !== "boolean"))) return false;
-  const v5 = input["status"];
-  if (v5 !== undefined && (v5 !== null && (typeof v5 !== "string"))) return false;
-  const v6 = input["email"];
-  if (v6 !== undefined && (v6 !== null && (typeof v6 !== "string"))) return false;
-  const v7 = input["phone"];
-  if (v7 !== undefined && (v7 !== null && (typeof v7 !== "string"))) return false;
-  const v8 = input["mobile"];
-  if (v8 !== undefined && (v8 !== null && (typeof v8 !== "string"))) return false;
-  const v9 = input["position"];
-  if (v9 !== undefined && (v9 !== null && (typeof v9 !== "string"))) return false;
-  const v10 = input["department"];
-  if (v10 !== undefined && (v10 !== null && (typeof v10 !== "string"))) return false;
-  const v11 = input["account_name"];
-  if (v11 !== undefined && (v11 !== null && (typeof v11 !== "string"))) return false;
-  const v12 = input["source"];
-  if (v12 !== undefined && (v12 !== null && (typeof v12 !== "string"))) return false;
-  const v13 = input["isIntegration"];
-  if (v13 !== undefined && (v13 !== null && (typeof v13 !== "boolean"))) return false;
-  const v14 = input["createdAt"];
-  if (v14 !== undefined && (v14 !== null && (typeof v14 !== "string"))) return false;
-  const v15 = input["updatedAt"];
-  if (v15 !== undefined && (v15 !== null && (typeof v15 !== "string"))) return false;
+  let field;
+  field = input["id"];
+  if (typeof field !== "string") return false;
+  field = input["accountId"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["firstName"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["lastName"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["isPrimary"];
+  if (field != null && (typeof field !== "boolean")) return false;
+  field = input["status"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["email"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["phone"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["mobile"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["position"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["department"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["account_name"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["source"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["isIntegration"];
+  if (field != null && (typeof field !== "boolean")) return false;
+  field = input["createdAt"];
+  if (field != null && (typeof field !== "string")) return false;
+  field = input["updatedAt"];
+  if (field != null && (typeof field !== "string")) return false;
   return true;
 }
 
 function check10(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (!check9(v1)) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (!check9(field)) return false;
   return true;
 }
 
 function check11(input) {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if (Object.hasOwn(input, "__proto__")) return false;
-  const v0 = input["success"];
-  if (v0 !== true) return false;
-  const v1 = input["data"];
-  if (!Array.isArray(v1)) return false;
-  for (let i2 = 0; i2 < v1.length; i2++) {
-    const v3 = v1[i2];
-    if (!check9(v3)) return false;
+  let field;
+  field = input["success"];
+  if (field !== true) return false;
+  field = input["data"];
+  if (!Array.isArray(field)) return false;
+  for (let i0 = 0; i0 < field.length; i0++) {
+    const v1 = field[i0];
+    if (!check9(v1)) return false;
   }
-  const v4 = input["pagination"];
-  if (!check3(v4)) return false;
+  field = input["pagination"];
+  if (!check3(field)) return false;
   return true;
 }
 
