@@ -72,6 +72,21 @@ function lockNumber(...parts: string[]): string {
 const byTypeAndKey = (a: { type: string; key: string }, b: { type: string; key: string }): number =>
   a.type < b.type ? -1 : a.type > b.type ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 
+/** One commit's values, as its statement takes them (an entry removed has no state). */
+interface CommitRow {
+  readonly tenant: Buffer;
+  readonly type: SyncType;
+  readonly key: Buffer;
+  readonly fence: string;
+  readonly state: SyncJournalState | null;
+  readonly crmId: Buffer | null;
+  readonly hash: Buffer | null;
+  readonly data: Buffer | null;
+  readonly attemptedAt: string | null;
+  readonly requestId: Buffer | null;
+  readonly runId: Buffer | null;
+}
+
 /** SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure): tried again. */
 const RETRY = new Set(['40P01', '40001']);
 
@@ -85,6 +100,9 @@ class PostgresJournal implements SyncJournal {
   /** This process's live claims, by fence: renewed every third of the lease while any is held. */
   readonly #held = new Set<number>();
   #renewal: ReturnType<typeof setInterval> | undefined;
+  /** Commits waiting for the one in flight (#commitWaiting). */
+  readonly #commits: { row: CommitRow; resolve: (mine: boolean) => void; reject: (error: unknown) => void }[] = [];
+  #committing = false;
 
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
     this.#pool = pool;
@@ -379,48 +397,96 @@ class PostgresJournal implements SyncJournal {
         'SyncJournalClaims.commit(): a change of one entry, put or removed, the one its fence claims.',
       );
     }
-    const t = bytesOf(tenant, 'tenant');
-    const key = bytesOf(of.key, 'key');
-    // One statement, so one round trip: the fence is checked in the same WHERE that releases the claim.
-    const mine = `mine AS (DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND type = $2 AND key = $3 AND fence = $4 RETURNING 1)`;
     const e = put[0];
+    const row: CommitRow = {
+      tenant: bytesOf(tenant, 'tenant'),
+      type: of.type,
+      key: bytesOf(of.key, 'key'),
+      fence: String(fence),
+      // No state: the entry is removed.
+      state: e ? e.state : null,
+      crmId: e?.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'),
+      hash: e ? bytesOf(e.hash, 'hash') : null,
+      data: e ? bytesOf(e.data, 'data') : null,
+      attemptedAt: e?.attemptedAt === undefined ? null : String(e.attemptedAt),
+      requestId: e?.requestId === undefined ? null : bytesOf(e.requestId, 'request id'),
+      runId: e ? bytesOf(e.runId, 'run id') : null,
+    };
     try {
-      const result = e
-        ? await this.#query(
-            'written',
-            `WITH ${mine}, put AS (
-               INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
-               SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, $11 FROM mine
-               ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
-                 hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
-                 request_id = excluded.request_id, run_id = excluded.run_id
-               RETURNING 1)
-             SELECT count(*)::int AS n FROM mine`,
-            [
-              t,
-              e.type,
-              key,
-              String(fence),
-              e.state,
-              e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'),
-              bytesOf(e.hash, 'hash'),
-              bytesOf(e.data, 'data'),
-              e.attemptedAt === undefined ? null : String(e.attemptedAt),
-              e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'),
-              bytesOf(e.runId, 'run id'),
-            ],
-          )
-        : await this.#query(
-            'written',
-            `WITH ${mine}, gone AS (
-               DELETE FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = $3 AND EXISTS (SELECT 1 FROM mine)
-               RETURNING 1)
-             SELECT count(*)::int AS n FROM mine`,
-            [t, of.type, key, String(fence)],
-          );
-      return (result[0] as { n: number }).n === 1;
+      return await new Promise<boolean>((resolve, reject) => {
+        this.#commits.push({ row, resolve, reject });
+        if (!this.#committing) void this.#commitWaiting();
+      });
     } finally {
       this.#held.delete(fence);
+    }
+  }
+
+  /**
+   * Sends the commits waiting, those that came while one statement was in flight together in the
+   * next: one round trip and one WAL flush for all, each fence checked in the WHERE that releases
+   * its claim. A statement that fails fails each of its commits.
+   */
+  async #commitWaiting(): Promise<void> {
+    this.#committing = true;
+    try {
+      while (this.#commits.length > 0) {
+        const batch = this.#commits.splice(0, 1000);
+        // In one order in every worker, as the claims' takeovers take them.
+        const rows = batch
+          .map((c) => c.row)
+          .sort((x, y) => (x.type < y.type ? -1 : x.type > y.type ? 1 : Buffer.compare(x.key, y.key)));
+        try {
+          const mine = new Set(
+            (
+              (await this.#retried(() =>
+                this.#query(
+                  'written',
+                  `WITH r AS (
+                   SELECT * FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[], $5::text[], $6::bytea[],
+                     $7::bytea[], $8::bytea[], $9::bigint[], $10::bytea[], $11::bytea[])
+                   AS r(tenant, type, key, fence, state, crm_id, hash, data, attempted_at, request_id, run_id)),
+                 mine AS (
+                   DELETE FROM ${this.#s}.claims c USING r
+                   WHERE c.tenant = r.tenant AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
+                   RETURNING c.fence),
+                 put AS (
+                   INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+                   SELECT r.tenant, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
+                   FROM r JOIN mine ON mine.fence = r.fence WHERE r.state IS NOT NULL
+                   ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
+                     hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
+                     request_id = excluded.request_id, run_id = excluded.run_id
+                   RETURNING 1),
+                 gone AS (
+                   DELETE FROM ${this.#s}.entries e USING r, mine
+                   WHERE mine.fence = r.fence AND r.state IS NULL AND e.tenant = r.tenant AND e.type = r.type AND e.key = r.key
+                   RETURNING 1)
+                 SELECT fence FROM mine`,
+                  [
+                    rows.map((r) => r.tenant),
+                    rows.map((r) => r.type),
+                    rows.map((r) => r.key),
+                    rows.map((r) => r.fence),
+                    rows.map((r) => r.state),
+                    rows.map((r) => r.crmId),
+                    rows.map((r) => r.hash),
+                    rows.map((r) => r.data),
+                    rows.map((r) => r.attemptedAt),
+                    rows.map((r) => r.requestId),
+                    rows.map((r) => r.runId),
+                  ],
+                ),
+              )) as { fence: string }[]
+            ).map((row) => String(row.fence)),
+          );
+          for (const c of batch) c.resolve(mine.has(c.row.fence));
+        } catch (error) {
+          for (const c of batch) c.reject(error);
+        }
+      }
+    } finally {
+      this.#committing = false;
     }
   }
 
@@ -526,13 +592,18 @@ class PostgresJournal implements SyncJournal {
   }
 
   /** One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock. */
-  async #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+  #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
+    return this.#retried(() => this.#once(doing, body));
+  }
+
+  /** Tries `attempt` again (up to 5 times in all) when Postgres aborted it to break a deadlock: it changed nothing. */
+  async #retried<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
       try {
-        return await this.#once(doing, body);
+        return await attempt();
       } catch (error) {
         const code = (error as { cause?: { code?: unknown } }).cause?.code;
-        if (attempt >= 5 || typeof code !== 'string' || !RETRY.has(code)) throw error;
+        if (n >= 5 || typeof code !== 'string' || !RETRY.has(code)) throw error;
       }
     }
   }

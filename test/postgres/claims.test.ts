@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { PostgresPool } from '../../src/postgres/pool';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
 import { startPostgres, type TestPostgres } from '../support/postgres';
@@ -79,6 +80,56 @@ describe('postgresJournal() claims', () => {
     const [again] = await cb.claim('acme', 'run_b', [{ intent: sending('A1', 'run_b'), resend: false }]);
     expect(again).toMatchObject({ outcome: 'exists', entry: { state: 'synced', crmId: 'acc_1' } });
     expect((await b.get('acme', 'accounts', ['A1'])).get('A1')?.crmId).toBe('acc_1');
+  });
+
+  test('commits made while one is in flight go to Postgres together in the next statement, each checked against its own fence', async () => {
+    const schema = `c_${Math.random().toString(36).slice(2)}`;
+    const statements: string[] = [];
+    // The test's pool, each statement a client runs noted.
+    const counting: PostgresPool = {
+      connect: async () => {
+        const client = await postgres.pool().connect();
+        return {
+          query: (text: string, values?: unknown[]) => {
+            statements.push(text);
+            return client.query(text, values);
+          },
+          release: (error?: Error | boolean) => client.release(error),
+          on: (event: 'error', listener: (error: Error) => void) => client.on(event, listener),
+          removeListener: (event: 'error', listener: (error: Error) => void) => client.removeListener(event, listener),
+        };
+      },
+    };
+    const a = postgresJournal(counting, { schema });
+    await a.open();
+    const ca = a.claims as SyncJournalClaims;
+    const keys = Array.from({ length: 20 }, (_, i) => `K${i}`);
+    const claimed = await ca.claim(
+      'acme',
+      'run_a',
+      keys.map((k) => ({ intent: sending(k, 'run_a'), resend: false })),
+    );
+    const fences = claimed.map((c) => (c as { fence: number }).fence);
+    statements.length = 0;
+
+    const commits = keys.map((k, i) => {
+      // K1's fence is not its claim's (another run took it over): refused, alone.
+      const fence = i === 1 ? (fences[1] as number) + 1000 : (fences[i] as number);
+      return i % 2 === 0
+        ? ca.commit('acme', { put: [entry('accounts', k, { crmId: `acc_${k}`, runId: 'run_a' })] }, fence)
+        : ca.commit('acme', { remove: [{ type: 'accounts', key: k }] }, fence);
+    });
+    const answers = await Promise.all(commits);
+
+    expect(answers).toEqual(keys.map((_, i) => i !== 1));
+    expect(statements.length).toBeLessThanOrEqual(2);
+    const entries = await a.get('acme', 'accounts', keys);
+    expect([...entries.keys()].sort()).toEqual(keys.filter((_, i) => i % 2 === 0 || i === 1).sort());
+    expect(entries.get('K0')).toMatchObject({ state: 'synced', crmId: 'acc_K0' });
+    expect(entries.get('K1')).toMatchObject({ state: 'sending' });
+    const left = await postgres.pool().query(`SELECT count(*)::int AS n FROM ${schema}.claims`);
+    expect(left.rows[0].n).toBe(1);
+    await a.close();
   });
 
   test('a claim whose lease ended is taken over as in doubt, and the late answer of its first owner cannot commit', async () => {
