@@ -78,6 +78,8 @@ const RAMP_STEP = (Math.LN2 * 1000) / SHARED_RAMP_MS;
  * the latest: sooner when all its requests of the phase have been answered (#learnWhenHeard).
  */
 const LEARN_EARLY_MS = 150;
+/** A rate found this far below the pace of the phase that found it corrects that pace (see #learn). */
+const CORRECTED = 0.97;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
@@ -236,6 +238,14 @@ export class SharedPacer implements KeyPacer {
       const ended: Ended = { store, phase, reservations, outcomes, sent, dry: ticket.turn };
       this.#ended = ended;
       if (this.#learnWhenHeard(ended)) return;
+      // Told at once from what has been heard, the others first taken as accepted (and told again
+      // when this process's requests of the phase are all heard from): the other processes'
+      // leases taken meanwhile carry it. (Told only once its requests on their way were answered,
+      // tens of ms later, the leases the others took between went at the ramp's pace, 60/s: the
+      // first turns of W6 at 20/s after its first pause went 17 ms apart, and the third found the
+      // bucket of 2 dry, one more pause of a second.) This process's own pace waits for the rate
+      // found then: its pause is on.
+      this.#tell(ended, this.#found(ended));
       // Found a little before the pause is over (the phase's answers are in by then), so that the
       // other processes, whose pause ends with this one's, lease at the rate found, not the last.
       // (Not a reason for the process to stay up: unref.)
@@ -467,6 +477,23 @@ export class SharedPacer implements KeyPacer {
   /** The rate of the phase this pacer's refusal ended, told to the store it came from. */
   #learn(ended: Ended): void {
     this.#ended = undefined;
+    const learned = this.#found(ended);
+    this.#learned = { ...learned, at: performance.now() + this.#offset };
+    this.#tell(ended, learned);
+  }
+
+  /** What was learned of a phase that ended, told to its store (where it replaces what it knew). */
+  #tell({ store, phase }: Ended, learned: PaceLearned): void {
+    if (store === this.#local) this.#local.learn(this.#key, phase + 1, learned);
+    else
+      this.#ask(
+        () => store.learn(this.#key, phase + 1, learned),
+        (answer) => answer,
+      ).catch(() => {});
+  }
+
+  /** The rate of a phase this pacer's refusal ended, from what it has heard of the phase's requests so far. */
+  #found(ended: Ended): PaceLearned {
     const { reservations, outcomes, sent, dry } = ended;
     const times: number[] = [];
     let paceAtDry = Number.POSITIVE_INFINITY;
@@ -489,12 +516,15 @@ export class SharedPacer implements KeyPacer {
     const last = this.#learned;
     let learned: PaceLearned;
     if (complete && dry >= 2) {
-      learned = rateOf(
-        times,
-        times.map((_, i) => outcomes.get(i) ?? UNKNOWN),
-        dry,
-        last?.rate !== undefined,
-      );
+      const heard = times.map((_, i) => outcomes.get(i) ?? UNKNOWN);
+      const found = rateOf(times, heard, dry, last?.rate !== undefined);
+      // Refused within a few turns of a phase paced at a known rate, rateOf() takes the refusal for
+      // a whim (another client's) and soon searches past what it found. Found well below the
+      // phase's own pace, though, the refusal says that pace was too fast, and the rate rests on
+      // the outcomes: searching past it a second or two later cost a 20/s job one more pause of a
+      // second, every time (W6 at 20/s: a rate found from the ramp at 23/s, then 20/s at the
+      // next refusal, then 22/s a second after it).
+      learned = found.rate < pace * CORRECTED ? rateOf(times, heard, dry, false) : found;
     } else if (last?.rate !== undefined) {
       // Dry at its first turns, the bucket was empty before the phase (another client of the key):
       // that tells nothing of its rate. The pace climbs again from the rate known, not past this one.
@@ -506,14 +536,7 @@ export class SharedPacer implements KeyPacer {
     } else {
       learned = { ramp: Math.max(1, (last?.ramp ?? RAMP_START) / 4) };
     }
-    this.#learned = { ...learned, at: performance.now() + this.#offset };
-    const { store } = ended;
-    if (store === this.#local) this.#local.learn(this.#key, ended.phase + 1, learned);
-    else
-      this.#ask(
-        () => store.learn(this.#key, ended.phase + 1, learned),
-        (answer) => answer,
-      ).catch(() => {});
+    return learned;
   }
 }
 
