@@ -32,6 +32,20 @@ function slice(source: ErpSource, keep: (i: number) => boolean): ErpSource {
   };
 }
 
+/** `journal` with some of its claims replaced: a test stepping in between the engine and Postgres. */
+function withClaims(journal: SyncJournal, replaced: Partial<SyncJournalClaims>): SyncJournal {
+  return {
+    open: () => journal.open(),
+    lock: (...args) => journal.lock(...args),
+    get: (...args) => journal.get(...args),
+    list: (...args) => journal.list(...args),
+    pending: (...args) => journal.pending(...args),
+    write: (...args) => journal.write(...args),
+    close: () => journal.close(),
+    claims: { ...(journal.claims as SyncJournalClaims), ...replaced },
+  };
+}
+
 describe('CrmSync over a shared postgresJournal()', () => {
   test('workers on overlapping slices of one tenant run at once and create each record once', async () => {
     const { fake, baseUrl } = await throughMsw({ latencyMs: 5 });
@@ -154,25 +168,15 @@ describe('CrmSync over a shared postgresJournal()', () => {
     const claims = journal.claims as SyncJournalClaims;
     let raced = false;
     // The other worker's claim lands just before this run's first claim of A0.
-    const racing: SyncJournal = {
-      open: () => journal.open(),
-      lock: (...args) => journal.lock(...args),
-      get: (...args) => journal.get(...args),
-      list: (...args) => journal.list(...args),
-      pending: (...args) => journal.pending(...args),
-      write: (...args) => journal.write(...args),
-      close: () => journal.close(),
-      claims: {
-        ...claims,
-        claim: async (...args: Parameters<SyncJournalClaims['claim']>) => {
-          if (!raced && args[2].some((r) => r.intent.key === 'A0')) {
-            raced = true;
-            await other.claim();
-          }
-          return claims.claim(...args);
-        },
+    const racing = withClaims(journal, {
+      claim: async (...args) => {
+        if (!raced && args[2].some((r) => r.intent.key === 'A0')) {
+          raced = true;
+          await other.claim();
+        }
+        return claims.claim(...args);
       },
-    };
+    });
     const sync = new CrmSync(crm, { journal: racing, settleMs: 0 });
     const run = sync.run({ accounts: erpSource(4).accounts }, { concurrency: 1 });
 
@@ -194,22 +198,12 @@ describe('CrmSync over a shared postgresJournal()', () => {
       open = resolve;
     });
     // Postgres slow to answer the commit of A0's outcome.
-    const slow: SyncJournal = {
-      open: () => journal.open(),
-      lock: (...args) => journal.lock(...args),
-      get: (...args) => journal.get(...args),
-      list: (...args) => journal.list(...args),
-      pending: (...args) => journal.pending(...args),
-      write: (...args) => journal.write(...args),
-      close: () => journal.close(),
-      claims: {
-        ...claims,
-        commit: async (...args: Parameters<SyncJournalClaims['commit']>) => {
-          if (args[1].put?.[0]?.key === 'A0') await gate;
-          return claims.commit(...args);
-        },
+    const slow = withClaims(journal, {
+      commit: async (...args) => {
+        if (args[1].put?.[0]?.key === 'A0') await gate;
+        return claims.commit(...args);
       },
-    };
+    });
     const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
     const sync = new CrmSync(crm, { journal: slow, settleMs: 0 });
     const source = erpSource(2);

@@ -2,7 +2,7 @@ import { describe, expect, test, vi } from 'vitest';
 import type { PaceStore } from '../../src/core/pace-store';
 import { Pacers, type Ticket } from '../../src/internal/waiting/pacer';
 import { memoryStore } from '../../src/redis/index';
-import { usePacedClock } from '../support/paced';
+import { usePacedClock, worstExcess } from '../support/paced';
 
 /*
  * Four workers sharing a pace through a store against a slow bucket (20/s, a burst of 2), on the
@@ -24,17 +24,6 @@ function bucket(perSecond: number, burst: number) {
     tokens -= 1;
     return true;
   };
-}
-
-/** The most of `times` (ms, sorted) within any interval of length t, over the bound burst + rate * t. */
-function worstExcess(times: readonly number[], rate: number, burst: number): number {
-  let worst = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < times.length; i++)
-    for (let j = i; j < times.length; j++) {
-      const t = ((times[j] as number) - (times[i] as number)) / 1000;
-      worst = Math.max(worst, j - i + 1 - (burst + rate * t));
-    }
-  return worst;
 }
 
 interface Sent {

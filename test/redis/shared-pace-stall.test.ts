@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { Pacers } from '../../src/internal/waiting/pacer';
 import { memoryStore } from '../../src/redis/index';
-import { usePacedClock } from '../support/paced';
+import { usePacedClock, worstExcess } from '../support/paced';
 
 /*
  * Workers sharing a pace through a store, when the event loop stalls: the fake clock jumps on
@@ -11,17 +11,6 @@ usePacedClock();
 
 const stall = (ms: number) => (setTimeout as unknown as { clock: { jump(ms: number): number } }).clock.jump(ms);
 const KEY = 'sk_stall_5d1e2f3a4b5c6d7e8f9a';
-
-/** The most of `times` (ms, sorted) within any interval of length t, over the bound burst + rate * t. */
-function worstExcess(times: readonly number[], rate: number, burst: number): number {
-  let worst = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < times.length; i++)
-    for (let j = i; j < times.length; j++) {
-      const t = ((times[j] as number) - (times[i] as number)) / 1000;
-      worst = Math.max(worst, j - i + 1 - (burst + rate * t));
-    }
-  return worst;
-}
 
 describe('a shared pace after the event loop stalls', () => {
   test("workers stalled past their leases do not send the turns left in them on top of the others' leases: after the stall, no interval of t gets more than burst + rate × t", async () => {

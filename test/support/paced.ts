@@ -79,3 +79,14 @@ export async function settle<T>(promise: Promise<T>, ms = 120_000): Promise<T> {
   await within(promise, ms);
   return promise;
 }
+
+/** The most of `times` (ms, sorted) within any interval of length t, over the bound burst + rate * t. */
+export function worstExcess(times: readonly number[], rate: number, burst: number): number {
+  let worst = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < times.length; i++)
+    for (let j = i; j < times.length; j++) {
+      const t = ((times[j] as number) - (times[i] as number)) / 1000;
+      worst = Math.max(worst, j - i + 1 - (burst + rate * t));
+    }
+  return worst;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { Pacers } from '../../src/internal/waiting/pacer';
 import { makeClient } from '../support/capture';
-import { contactsServer, created, refused, type Seen, settle, usePacedClock } from '../support/paced';
+import { contactsServer, created, refused, type Seen, settle, usePacedClock, worstExcess } from '../support/paced';
 
 /*
  * An event loop that stalls (a garbage collection, a machine busy with other work): the fake
@@ -25,17 +25,6 @@ function bucket(rate: number, burst: number) {
     tokens -= 1;
     return created(index);
   };
-}
-
-/** The most of `times` (ms, sorted) within any interval of length t, over the bound burst + rate * t. */
-function worstExcess(times: readonly number[], rate: number, burst: number): number {
-  let worst = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < times.length; i++)
-    for (let j = i; j < times.length; j++) {
-      const t = ((times[j] as number) - (times[i] as number)) / 1000;
-      worst = Math.max(worst, j - i + 1 - (burst + rate * t));
-    }
-  return worst;
 }
 
 describe("throttle: 'auto' after the event loop stalls", () => {
