@@ -33,8 +33,8 @@ const W7A_RECORDS = Object.values(W7A).reduce((a, b) => a + b, 0);
 const IDEAL_S = (W7A_RECORDS - RATE.burst) / RATE.perSecond;
 const W7B = { accounts: 20_000, contacts: 40_000, opportunities: 20_000, activities: 20_000 };
 
-/** The source's records, built as they are read. */
-function* records(type, sizes, probe) {
+/** The source's records, built as they are read (W8 takes its slices of W7a's from here). */
+export function* records(type, sizes, probe) {
   const n = sizes[type];
   for (let i = 0; i < n; i++) {
     if (probe && i % 1000 === 0) probe();

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { median, sleep } from './measure.mjs';
 import { startPostgresServer } from './postgres.mjs';
 import { startRedisServer } from './redis.mjs';
+import { records as w7Records } from './w7.mjs';
 
 const LATENCY_MS = 20;
 const TENANT = { id: 'tenant_w8', key: 'w8-key' };
@@ -29,31 +30,10 @@ const FAMILY = {
   activities: (i) => (i % SIZES.opportunities) % 4,
 };
 
+/** W7a's records of `type` whose family is one of `groups`. */
 function* records(type, groups) {
-  for (let i = 0; i < SIZES[type]; i++) {
-    if (!groups.includes(FAMILY[type](i))) continue;
-    if (type === 'accounts') yield { key: `A${i}`, data: { name: `Account ${i}`, industry: 'Retail', city: 'Lyon' } };
-    else if (type === 'contacts') {
-      yield {
-        key: `C${i}`,
-        accountKey: `A${i % SIZES.accounts}`,
-        data: { email: `person${i}@w8.test`, firstName: `First${i}`, lastName: 'Bench' },
-      };
-    } else if (type === 'opportunities') {
-      yield {
-        key: `O${i}`,
-        accountKey: `A${i % SIZES.accounts}`,
-        contactKey: `C${i % SIZES.contacts}`,
-        data: { name: `Deal ${i}`, amount: 1000 + i, stage: 'proposal' },
-      };
-    } else {
-      yield {
-        key: `E${i}`,
-        opportunityKey: `O${i % SIZES.opportunities}`,
-        data: { type: 'note', subject: `Note ${i}`, activityDate: '2026-11-01T09:00:00.000Z' },
-      };
-    }
-  }
+  let i = 0;
+  for (const record of w7Records(type, SIZES)) if (groups.includes(FAMILY[type](i++))) yield record;
 }
 
 /** The source of the families `groups`, as generators. */
