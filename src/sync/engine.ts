@@ -22,6 +22,12 @@ const BATCH = 500;
 type Blocked = { readonly blocked: 'failed' | 'in doubt' };
 const FAILED: Blocked = { blocked: 'failed' };
 const IN_DOUBT: Blocked = { blocked: 'in doubt' };
+/** Why a plan leaves a record in doubt alone: what a run would do about it. */
+const inDoubtReason = ({ type, noun }: Kind): string =>
+  type === 'contacts' || type === 'activities'
+    ? `in doubt: an earlier create of this ${noun} may exist; a run looks for it in the CRM first`
+    : `in doubt: an earlier create of this ${noun} may exist, and the API cannot list ${type}: settle it with sync.resolve() (crm sync resolve) or a run with inDoubt: 'recreate'`;
+
 /** A parent a plan would create: its children would go. */
 const PLANNED = '\u0000planned';
 
@@ -366,7 +372,7 @@ export class Engine {
         continue;
       }
       if (blockedBy !== undefined) {
-        if (this.#plan) this.#plan.add(type, key, 'blocked');
+        if (this.#plan) this.#plan.add(type, key, 'blocked', { reason: blockedBy });
         else this.#tally.skip(type, key, blockedBy);
         this.#remember(type, key, FAILED);
         continue;
@@ -400,7 +406,7 @@ export class Engine {
   }
 
   #invalid(type: SyncType, key: string, error: CrmError): void {
-    if (this.#plan) this.#plan.add(type, key, 'invalid');
+    if (this.#plan) this.#plan.add(type, key, 'invalid', { reason: error.message });
     else this.#tally.fail(type, key, error);
   }
 
@@ -426,7 +432,7 @@ export class Engine {
     }
     if (entry && (entry.state === 'sending' || entry.state === 'inDoubt')) {
       // Settled at the start of the run where it could be: what is left stays in doubt.
-      if (this.#plan) this.#plan.add(type, key, 'blocked');
+      if (this.#plan) this.#plan.add(type, key, 'blocked', { reason: inDoubtReason(kind) });
       else this.#tally.count(type, 'inDoubt');
       this.#remember(type, key, IN_DOUBT);
       return;
@@ -455,13 +461,9 @@ export class Engine {
     }
     const changes = changedFields(entry.data, form.value);
     if (!kind.update) {
-      if (this.#plan) this.#plan.add(type, key, 'skip', changes);
-      else
-        this.#tally.skip(
-          type,
-          key,
-          `changed (${Object.keys(changes).join(', ') || 'no field'}): the API cannot update an ${kind.noun}`,
-        );
+      const reason = `changed (${Object.keys(changes).join(', ') || 'no field'}): the API cannot update an ${kind.noun}`;
+      if (this.#plan) this.#plan.add(type, key, 'skip', { changes, reason });
+      else this.#tally.skip(type, key, reason);
       return;
     }
     const issue = this.#check(kind, form.value);
@@ -476,7 +478,7 @@ export class Engine {
       body.status = form.value.status ?? 'active';
     }
     if (this.#plan) {
-      this.#plan.add(type, key, Object.keys(body).length > 0 ? 'update' : 'unchanged', changes);
+      this.#plan.add(type, key, Object.keys(body).length > 0 ? 'update' : 'unchanged', { changes });
       return;
     }
     const synced: SyncJournalEntry = {
@@ -747,8 +749,9 @@ export class Engine {
       for (const entry of page) {
         if (seen.has(entry.key) || entry.state !== 'synced') continue;
         if (!kind.deactivates) {
-          if (this.#plan) this.#plan.add(type, entry.key, 'skip');
-          else this.#tally.skip(type, entry.key, `removed from its list: the API cannot remove an ${kind.noun}`, false);
+          const reason = `removed from its list: the API cannot remove an ${kind.noun}`;
+          if (this.#plan) this.#plan.add(type, entry.key, 'skip', { reason });
+          else this.#tally.skip(type, entry.key, reason, false);
           continue;
         }
         if (this.#plan) {

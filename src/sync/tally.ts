@@ -155,8 +155,16 @@ export class PlanTally {
     invalid: 0,
   };
 
-  add(type: SyncType, key: string, action: SyncPlanAction, changes?: SyncPlanEntry['changes']): void {
-    this.entries.push(changes ? { type, key, action, changes } : { type, key, action });
+  add(
+    type: SyncType,
+    key: string,
+    action: SyncPlanAction,
+    { changes, reason }: Pick<SyncPlanEntry, 'changes' | 'reason'> = {},
+  ): void {
+    const entry: { -readonly [K in keyof SyncPlanEntry]: SyncPlanEntry[K] } = { type, key, action };
+    if (changes) entry.changes = changes;
+    if (reason !== undefined) entry.reason = reason;
+    this.entries.push(entry);
     this.counts[action]++;
   }
 }

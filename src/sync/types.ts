@@ -242,6 +242,11 @@ export interface SyncPlanEntry {
   readonly action: SyncPlanAction;
   /** For `update` and a changed activity's `skip`: each changed field. */
   readonly changes?: Readonly<Record<string, SyncFieldChange>> | undefined;
+  /**
+   * For `invalid`, `blocked` and `skip`: why, in the words a run would use (a run's `failed`
+   * error message, or its `skipped` reason).
+   */
+  readonly reason?: string | undefined;
 }
 
 /** What `sync.plan()` found: an entry per record, and how many of each action. */

@@ -90,6 +90,27 @@ describe('crm sync plan', () => {
     expect(server.fake.requests).toEqual([]);
   });
 
+  it("says why a row would not go: a bad row's entry carries the check that refused it", async () => {
+    const s = smallExport();
+    writeFileSync(s.contacts, 'key,accountKey,email\nP-1,C-1,not-an-email\nP-2,C-9,b@x.example\n');
+    const run = await runCrm(['sync', 'plan', ...sourceArgs(s)], env);
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const out = lines(run.stdout);
+    expect(out).toContainEqual({
+      type: 'contacts',
+      key: 'P-1',
+      action: 'invalid',
+      reason: expect.stringMatching(/data\.email/),
+    });
+    expect(out).toContainEqual({
+      type: 'contacts',
+      key: 'P-2',
+      action: 'invalid',
+      reason: expect.stringMatching(/No account has key "C-9"/),
+    });
+    expect(server.fake.requests).toEqual([]);
+  });
+
   it('needs a tenant but no API key nor API root, since it sends nothing', async () => {
     const s = smallExport();
     // Nor an API root: a plan has nowhere to send.

@@ -186,6 +186,63 @@ describe('CrmSync.plan()', () => {
     ]);
     expect(plan.counts).toEqual({ create: 2, update: 1, unchanged: 0, skip: 0, deactivate: 5, blocked: 0, invalid: 0 });
   });
+
+  test('an invalid, blocked or skipped entry says why, in the words the run would use', async () => {
+    const { sync, sent } = await syncHarness();
+    await sync.run(erpSource(1));
+    sent();
+    const source = erpSource(1);
+    const records = {
+      accounts: [...source.accounts, { key: 'A2', data: { name: '' } }],
+      contacts: [
+        ...source.contacts,
+        { key: 'C8', accountKey: 'nope', data: { firstName: 'Orphan' } },
+        { key: 'C9', accountKey: 'A2', data: { firstName: 'Child of a bad account' } },
+      ],
+      opportunities: source.opportunities,
+      activities: source.activities.map((a, i) => (i === 0 ? { ...a, data: { ...a.data, subject: 'Edited' } } : a)),
+    };
+    const plan = await sync.plan(records);
+    const run = await sync.run(records);
+
+    const why = Object.fromEntries(plan.entries.filter((e) => e.reason).map((e) => [`${e.type}/${e.key}`, e]));
+    expect(Object.keys(why).sort()).toEqual(['accounts/A2', 'activities/E0', 'contacts/C8', 'contacts/C9']);
+    expect(why['accounts/A2']).toMatchObject({ action: 'invalid', reason: expect.stringMatching(/data\.name/) });
+    expect(why['contacts/C8']).toMatchObject({
+      action: 'invalid',
+      reason: expect.stringMatching(/No account has key "nope"/),
+    });
+    expect(why['contacts/C9']).toMatchObject({
+      action: 'blocked',
+      reason: expect.stringMatching(/account "A2" failed/),
+    });
+    expect(why['activities/E0']).toMatchObject({
+      action: 'skip',
+      reason: expect.stringMatching(/changed \(subject\)/),
+    });
+    // The same words as the run's own report.
+    for (const f of run.failed) expect(why[`${f.type}/${f.key}`]?.reason).toBe(f.error.message);
+    for (const s of run.skipped) expect(why[`${s.type}/${s.key}`]?.reason).toBe(s.reason);
+    expect(run.failed.length + run.skipped.length).toBe(4);
+  });
+
+  test('an account in doubt is a blocked entry that says how to settle it', async () => {
+    const { sync, fake } = await syncHarness();
+    fake.failNext({ endpoint: 'createAccount', applied: true, status: 502 });
+    await sync.run(erpSource(1));
+
+    const plan = await sync.plan(erpSource(1));
+    expect(plan.entries.find((e) => e.key === 'A0')).toEqual({
+      type: 'accounts',
+      key: 'A0',
+      action: 'blocked',
+      reason: expect.stringMatching(/in doubt.*sync\.resolve\(\).*inDoubt: 'recreate'/),
+    });
+    expect(plan.entries.find((e) => e.key === 'C0')).toMatchObject({
+      action: 'blocked',
+      reason: expect.stringMatching(/account "A0" is in doubt/),
+    });
+  });
 });
 
 describe('removed records', () => {

@@ -58,8 +58,7 @@ export function planLine(entry: SyncPlanEntry, label: string | undefined): strin
     return `${sign} ${type} ${key} ${changes.join(', ')}`;
   }
   // The engine's own reason when it gives one; else what the action means.
-  const reason = (entry as { reason?: unknown }).reason;
-  return `${sign} ${type} ${key} ${action}: ${typeof reason === 'string' ? valueText(reason) : WHY[action]}`;
+  return `${sign} ${type} ${key} ${action}: ${entry.reason === undefined ? WHY[action] : valueText(entry.reason)}`;
 }
 
 /** The plan's summary line. */
