@@ -8,6 +8,7 @@ import {
   BARREN,
   climbed,
   DEFAULT_PAUSE_MS,
+  HOPELESS_MS,
   type KeyPacer,
   PROBE_MS,
   QUIET_TIMES,
@@ -144,6 +145,8 @@ export class SharedPacer implements KeyPacer {
   #probed = false;
   /** Phases in a row whose first turn was refused. */
   #barren = 0;
+  /** When a request of the key was last accepted in this process (or the pacer made). */
+  #acceptedAt = performance.now();
   /** The longest pause this process waits out (its calls' maxRetryAfter): a store's longer one is a wrong answer. */
   #maxPause = DELAY_MAX;
   readonly #queue = new Queue<Waiting<Ticket>>();
@@ -204,6 +207,7 @@ export class SharedPacer implements KeyPacer {
   learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     const outcome = refusal ? REFUSED : ACCEPTED;
+    if (!refusal) this.#acceptedAt = performance.now();
     // The first request's answer: the calls behind it may go, and the ramp starts.
     if (ticket === this.#probe) {
       this.#probe = undefined;
@@ -258,11 +262,12 @@ export class SharedPacer implements KeyPacer {
 
   /**
    * Whether the key is refused whatever its pace (BARREN phases in a row refused at their first
-   * turn: a quota used up, a key blocked): its calls then fail as they would without a pacer,
-   * each after its retries (retry/decide.ts), rather than waiting for ever, one at a time.
+   * turn, and nothing accepted for HOPELESS_MS: a quota used up, a key blocked): its calls then
+   * fail as they would without a pacer, each after its retries (retry/decide.ts), rather than
+   * waiting for ever, one at a time.
    */
   get hopeless(): boolean {
-    return this.#barren >= BARREN;
+    return this.#barren >= BARREN && performance.now() - this.#acceptedAt >= HOPELESS_MS;
   }
 
   /** Whether nothing waits and no pause is on: a pacer that may be dropped. */

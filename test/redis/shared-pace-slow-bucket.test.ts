@@ -2,7 +2,7 @@ import { describe, expect, test, vi } from 'vitest';
 import type { PaceStore } from '../../src/core/pace-store';
 import { Pacers, type Ticket } from '../../src/internal/waiting/pacer';
 import { memoryStore } from '../../src/redis/index';
-import { usePacedClock, worstExcess } from '../support/paced';
+import { bucket, usePacedClock, worstExcess } from '../support/paced';
 
 /*
  * Four workers sharing a pace through a store against a slow bucket (20/s, a burst of 2), on the
@@ -11,20 +11,6 @@ import { usePacedClock, worstExcess } from '../support/paced';
 usePacedClock();
 
 const KEY = 'sk_slow_9f8e7d6c5b4a39281706';
-
-/** A token bucket on the fake clock: `take()` says whether a request arriving now is accepted. */
-function bucket(perSecond: number, burst: number) {
-  let tokens = burst;
-  let at = performance.now();
-  return () => {
-    const now = performance.now();
-    tokens = Math.min(burst, tokens + ((now - at) / 1000) * perSecond);
-    at = now;
-    if (tokens < 1) return false;
-    tokens -= 1;
-    return true;
-  };
-}
 
 interface Sent {
   readonly worker: number;

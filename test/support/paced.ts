@@ -1,5 +1,6 @@
 import { delay, HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, vi } from 'vitest';
+import type { CrmClient } from '../../src/client';
 import { endpoints } from '../../src/endpoints';
 import { ok } from './capture';
 import { urlOf } from './endpoint-paths';
@@ -89,4 +90,55 @@ export function worstExcess(times: readonly number[], rate: number, burst: numbe
       worst = Math.max(worst, j - i + 1 - (burst + rate * t));
     }
   return worst;
+}
+
+/** A token bucket on the fake clock, refilled at `perSecond` up to `burst`: `take()` says whether a request arriving now is accepted. */
+export function bucket(perSecond: number, burst: number): () => boolean {
+  let tokens = burst;
+  let at = performance.now();
+  return () => {
+    const now = performance.now();
+    tokens = Math.min(burst, tokens + ((now - at) / 1000) * perSecond);
+    at = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+}
+
+/**
+ * `creates` contact creates from each of `workers` (clients of one key, each pacing it in its own
+ * transport, as processes do) against a bucket of 2 at 20/s, answered after 15 to 30 ms drawn from
+ * a generator seeded by `seed` (so the workers' pauses end a little apart, as in real runs).
+ * Resolves to the creates' outcomes and the server's answers, in order.
+ */
+export async function workersOnOneKey(
+  workers: readonly CrmClient[],
+  creates: number,
+  seed: number,
+): Promise<{ settled: boolean; rejected: unknown[]; answers: number[] }> {
+  let state = seed;
+  const latency = () => {
+    state = (state * 16807) % 2147483647;
+    return 15 + (state / 2147483647) * 15;
+  };
+  const take = bucket(20, 2);
+  const answers: number[] = [];
+  server.use(
+    http.post(urlOf(endpoints.createContact), async ({ request }) => {
+      const { email } = (await request.json()) as { email: string };
+      const accepted = take();
+      answers.push(accepted ? 201 : 429);
+      await delay(latency());
+      return accepted ? ok({ id: `con_${answers.length}`, email }, {}, { status: 201 }) : refused('1');
+    }),
+  );
+  const job = Promise.allSettled(
+    workers.flatMap((crm, w) =>
+      Array.from({ length: creates }, (_, i) => crm.contacts.create({ email: `w${w}-${i}@x.io` })),
+    ),
+  );
+  const { settled } = await within(job, 300_000, 250);
+  const rejected = (await job).flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  return { settled, rejected, answers };
 }

@@ -45,6 +45,15 @@ const MARGIN = 0.995;
 const TIMES_KEPT = 5000;
 /** Phases in a row refused with nothing accepted, after which a key is taken to be refused whatever its pace. */
 export const BARREN = 3;
+/**
+ * ...and as long without a request of the key accepted. Barren phases alone are not enough where
+ * other processes share the key unseen (throttle: 'auto' in each, or a shared store that is down):
+ * pausing together, they meet at the pause's end, and a bucket of 2 refuses two first turns of
+ * four. Three such phases in a row took a worker for refused whatever its pace: 31 to 72 requests
+ * sent at once, and its calls failed after their retries (3 jobs in 12 of W6 at 20/s, store down).
+ * A worker sharing the key has a request accepted every few seconds; a blocked key has none.
+ */
+export const HOPELESS_MS = 10_000;
 /** Pacers a transport keeps before it drops the idle ones (an `apiKey` function may serve many keys). */
 export const PACERS_KEPT = 1000;
 /**
@@ -131,6 +140,8 @@ class Pacer implements KeyPacer {
   #accepted = 0;
   /** Phases in a row that ended in a refusal with nothing accepted. */
   #barren = 0;
+  /** When a request of the key was last accepted (or the pacer made). */
+  #acceptedAt = performance.now();
   /** When this phase's requests were sent: the bucket's input, to find its rate from. */
   #times: number[] = [];
   /** The shortest round trip of this phase's requests, and when the first request's answer came. */
@@ -180,6 +191,7 @@ class Pacer implements KeyPacer {
   learned(ticket: Turn, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     const now = performance.now();
+    if (!refusal) this.#acceptedAt = now;
     if (ticket.phase === this.#phase && ticket.index >= 0) {
       if (ticket.phase === 0 && ticket.index === 0) this.#firstAnswered = now;
       else this.#rtt = Math.min(this.#rtt, now - (this.#times[ticket.index] as number));
@@ -233,12 +245,13 @@ class Pacer implements KeyPacer {
   }
 
   /**
-   * Whether the key is refused whatever its pace (BARREN phases in a row with nothing accepted: a
-   * quota used up, a key blocked): its calls then fail as they would without a pacer, each after
-   * its retries (retry-policy.ts), rather than waiting for ever, one at a time.
+   * Whether the key is refused whatever its pace (BARREN phases in a row with nothing accepted,
+   * and nothing accepted for HOPELESS_MS: a quota used up, a key blocked): its calls then fail as
+   * they would without a pacer, each after its retries (retry/decide.ts), rather than waiting for
+   * ever, one at a time.
    */
   get hopeless(): boolean {
-    return this.#barren >= BARREN;
+    return this.#barren >= BARREN && performance.now() - this.#acceptedAt >= HOPELESS_MS;
   }
 
   /** Whether nothing waits and no pause is on: a pacer that may be dropped. */
