@@ -92,6 +92,17 @@ describe('options and environment variables', () => {
     expect(admin[0]?.headers.get('authorization')).toBe('Bearer env_admin_token');
   });
 
+  it('trims spaces and line breaks around CRM_BASE_URL, as around the baseUrl option', async () => {
+    vi.stubEnv('CRM_BASE_URL', ` ${BASE_URL}/\n`);
+    const seen = capture('get', OPPORTUNITY, ok(opportunity));
+
+    const crm = new CrmClient({ apiKey: API_KEY, tenantId: TENANT });
+    await crm.opportunities.get('opp_1');
+
+    expect(seen[0]?.url.origin).toBe(new URL(BASE_URL).origin);
+    expect(crm.toJSON().baseUrl).toBe(`${BASE_URL}/`);
+  });
+
   it('prefers explicit options over the environment variables', async () => {
     vi.stubEnv('CRM_BASE_URL', 'https://env.example.com');
     vi.stubEnv('CRM_API_KEY', 'env_key_123');

@@ -64,6 +64,11 @@ describe('validation messages', () => {
     ['localhost:3000', 'Must start with http:// or https://'],
     ['ftp://crm.example.com', 'Must start with http:// or https://'],
     ['https:///path', 'Not a valid URL'],
+    // Spaces and line breaks around it are trimmed first: what is said is of the URL inside them.
+    [' ftp://crm.example.com\n', 'Must start with http:// or https://'],
+    [' https:///path ', 'Not a valid URL'],
+    ['\thttps://user:secret@crm.example.com ', 'Must not contain a user name or password: pass apiKey or adminToken'],
+    ['  ', 'Must start with http:// or https://'],
   ])('say what is wrong with the baseUrl %s', (baseUrl, message) => {
     expect(() => new CrmClient({ baseUrl, apiKey: 'k', tenantId: 't' })).toThrow(
       `Invalid CrmClient options: baseUrl: ${message}`,

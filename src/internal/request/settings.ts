@@ -100,8 +100,8 @@ const defaults = {
 // Strict, like every object of options: a misspelt one is refused, with the nearest option named.
 export const ClientOptionsSchema = z.strictObject({
   ...defaults,
+  // Trimmed before the check (resolveOptions()), not by z.trim() (PERFORMANCE.md, "zod features left out").
   baseUrl: z.string(BASE_URL).check(
-    z.trim(),
     z.superRefine((value, ctx) => {
       const message = baseUrlProblem(value);
       if (message) ctx.addIssue({ code: 'custom', message, input: '' });
@@ -238,11 +238,13 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
       'Invalid CrmClient options',
     );
   const vars = env();
+  const baseUrl = options.baseUrl ?? vars.CRM_BASE_URL;
   const checked = checkWithKey(
     ClientOptionsSchema,
     {
       ...options,
-      baseUrl: options.baseUrl ?? vars.CRM_BASE_URL,
+      // Spaces and line breaks around it, as a value read from a file often has, are not the URL's.
+      baseUrl: typeof baseUrl === 'string' ? baseUrl.trim() : baseUrl,
       apiKey: options.apiKey ?? (vars.CRM_API_KEY || undefined),
       tenantId: options.tenantId ?? (vars.CRM_TENANT_ID || undefined),
       adminToken: options.adminToken ?? (vars.CRM_ADMIN_TOKEN || undefined),
