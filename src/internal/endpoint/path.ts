@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { minLength } from '../../schemas/length';
+import { refinement } from './refinement';
 
 /**
  * A path id: non-empty, and never `.` or `..`, which URL parsing would resolve to another
@@ -7,9 +8,9 @@ import { minLength } from '../../schemas/length';
  */
 export const PathId = z.string().check(
   minLength(1),
-  z.refine((id) => id !== '.' && id !== '..', { error: 'Must not be "." or ".."' }),
+  refinement((id: string) => id !== '.' && id !== '..', 'Must not be "." or ".."'),
   // encodeURIComponent throws on a lone UTF-16 surrogate: such a string names no record.
-  z.refine((id) => !LONE_SURROGATE.test(id), { error: 'Must be well-formed Unicode (no lone surrogate)' }),
+  refinement((id: string) => !LONE_SURROGATE.test(id), 'Must be well-formed Unicode (no lone surrogate)'),
 );
 
 const PLACEHOLDER = /\{(\w+)\}/g;

@@ -16,6 +16,7 @@ import type {
 import { minLength, safeInt } from '../../schemas/length';
 import type { CallSettings, TransportOptions } from '../call/settings';
 import { check } from '../endpoint/check';
+import { valueThat } from '../endpoint/refinement';
 import { sharedPacerOf } from '../waiting/pacer';
 import { userAgent } from './user-agent';
 
@@ -58,7 +59,7 @@ function baseUrlProblem(value: string): string | undefined {
   if (/^[^/]+\/\/[^/?#]*@/.test(value)) return 'Must not contain a user name or password: pass apiKey or adminToken';
   if (/[?#]/.test(value)) return 'Must not contain a query string or a fragment';
 }
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'Must be a function' });
+const fn = <T>() => valueThat<T>((value) => typeof value === 'function', 'Must be a function');
 /** Text a User-Agent carries as it is: printable ASCII (no CR, LF or other control character), bounded. */
 const UserAgentPart = (max: number) =>
   z.string().check(
@@ -67,18 +68,17 @@ const UserAgentPart = (max: number) =>
     }),
   );
 // An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
-const Extras = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null, {
-  error: 'Must be a plain object',
-});
+const Extras = valueThat<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null,
+  'Must be a plain object',
+);
 
 const perCall = {
   timeout: z.optional(Timeout),
   totalTimeout: z.optional(Timeout),
   maxRetries: z.optional(z.number().check(safeInt(), z.gte(0), z.lte(10))),
   headers: z.optional(Headers),
-  signal: z.optional(
-    z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'Must be an AbortSignal' }),
-  ),
+  signal: z.optional(valueThat<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal')),
 };
 const defaults = {
   ...perCall,
@@ -86,13 +86,13 @@ const defaults = {
   prefetch: z.optional(z.number().check(safeInt(), z.gte(0), z.lte(16))),
   // One check rather than a union of shapes: the main entry stays small (the store is checked by its entry).
   throttle: z.optional(
-    z.custom<ThrottleOptions | 'off' | 'auto'>(
+    valueThat<ThrottleOptions | 'off' | 'auto'>(
       (value) =>
         value === 'off' ||
         value === 'auto' ||
         ((value as ThrottleOptions)?.mode === 'auto' &&
           ((value as ThrottleOptions).store === undefined || !!sharedPacerOf((value as ThrottleOptions).store))),
-      { error: "Must be 'off', 'auto' or { mode: 'auto', store } (crm-integration-sdk/redis)" },
+      "Must be 'off', 'auto' or { mode: 'auto', store } (crm-integration-sdk/redis)",
     ),
   ),
 };
@@ -125,12 +125,12 @@ export const ClientOptionsSchema = z.strictObject({
   ),
   // What fetch is sent with that is the SDK's own is refused.
   fetchOptions: z.optional(
-    z.custom<FetchOptions>(
+    valueThat<FetchOptions>(
       (value) =>
         typeof value === 'object' &&
         value !== null &&
         !Object.keys(value).some((name) => /^(method|body|headers|signal|redirect)$/.test(name)),
-      { error: 'Must be an object without method, body, headers, signal or redirect: the SDK sets those' },
+      'Must be an object without method, body, headers, signal or redirect: the SDK sets those',
     ),
   ),
 });
