@@ -501,6 +501,8 @@ export class SharedPacer implements KeyPacer {
   #found(ended: Ended): PaceLearned {
     const { reservations, outcomes, sent, dry } = ended;
     const times: number[] = [];
+    /** How late each of this process's turns of the phase went after its schedule. */
+    const late: number[] = [];
     let paceAtDry = Number.POSITIVE_INFINITY;
     // The others' turns went when their workers' #take let them, as this one's would have.
     const pace = this.#pace(performance.now() + this.#offset);
@@ -511,7 +513,9 @@ export class SharedPacer implements KeyPacer {
         if (!(turn >= 0 && turn + count <= 100_000)) break;
         for (let i = 0; i < count; i++) {
           const due = this.#due(at, start, turn, pace) + i * Math.max(intervalMs, 1000 / pace);
-          times[turn + i] = sent.get(turn + i) ?? due;
+          const went = sent.get(turn + i);
+          if (went !== undefined) late.push(went - due);
+          times[turn + i] = went ?? due;
         }
         if (dry >= turn && dry < turn + count) paceAtDry = 1000 / intervalMs;
       }
@@ -521,15 +525,15 @@ export class SharedPacer implements KeyPacer {
     const last = this.#learned;
     let learned: PaceLearned;
     if (complete && dry >= 2) {
-      const heard = times.map((_, i) => outcomes.get(i) ?? UNKNOWN);
-      const found = rateOf(times, heard, dry, last?.rate !== undefined);
+      const phase = inTimeOrder(times, sent, outcomes, dry, lateness(late));
+      const found = rateOf(phase.times, phase.heard, phase.dry, last?.rate !== undefined);
       // Refused within a few turns of a phase paced at a known rate, rateOf() takes the refusal for
       // a whim (another client's) and soon searches past what it found. Found well below the
       // phase's own pace, though, the refusal says that pace was too fast, and the rate rests on
       // the outcomes: searching past it a second or two later cost a 20/s job one more pause of a
       // second, every time (W6 at 20/s: a rate found from the ramp at 23/s, then 20/s at the
       // next refusal, then 22/s a second after it).
-      learned = found.rate < pace * CORRECTED ? rateOf(times, heard, dry, false) : found;
+      learned = found.rate < pace * CORRECTED ? rateOf(phase.times, phase.heard, phase.dry, false) : found;
     } else if (last?.rate !== undefined) {
       // Dry at its first turns, the bucket was empty before the phase (another client of the key):
       // that tells nothing of its rate. The pace climbs again from the rate known, not past this one.
@@ -543,6 +547,52 @@ export class SharedPacer implements KeyPacer {
     }
     return learned;
   }
+}
+
+/**
+ * How late the other processes' turns went after their schedule, as this one's did: the middle of
+ * its own turns' lateness, from 0 to LATE_MOST. A busy machine (a journal's work between a turn
+ * and its send, a lease's answer read late) sent each of them 15 to 45 ms after its schedule in
+ * W8; the others' turns, taken as sent on schedule, then went before this one's that ran the
+ * bucket dry, and the rate found was half the bucket's (106/s of 200), kept for 30 s.
+ */
+function lateness(late: number[]): number {
+  if (late.length === 0) return 0;
+  const sorted = late.sort((a, b) => a - b);
+  return Math.min(LATE_MOST, Math.max(0, sorted[Math.floor((sorted.length - 1) / 2)] as number));
+}
+/** The most lateness taken for the others' turns: a stall of this process is not theirs. */
+const LATE_MOST = 100;
+
+/**
+ * A phase's requests in the order they went, for rateOf(): this process's at the times they went
+ * (`sent`), the others' at their schedule's, `late` ms later; their outcomes, and where the dry
+ * one is. In the turns' order, the others' turns numbered before the dry one but sent after it
+ * were taken as accepted, and each time this process's turns and the others' went back and forth
+ * the bucket refilled twice over the same time: a rate found far below the bucket's.
+ */
+function inTimeOrder(
+  times: readonly number[],
+  sent: ReadonlyMap<number, number>,
+  outcomes: ReadonlyMap<number, number>,
+  dry: number,
+  late: number,
+): { times: number[]; heard: number[]; dry: number } {
+  const at: number[] = [];
+  const order: number[] = [];
+  // A turn no reservation holds (a store's wrong answer) is left out, not taken for one sent at NaN.
+  for (let turn = 0; turn < times.length; turn++) {
+    const time = times[turn];
+    if (time === undefined || !Number.isFinite(time)) continue;
+    at[turn] = sent.has(turn) ? time : time + late;
+    order.push(turn);
+  }
+  order.sort((a, b) => (at[a] as number) - (at[b] as number) || a - b);
+  return {
+    times: order.map((turn) => at[turn] as number),
+    heard: order.map((turn) => outcomes.get(turn) ?? UNKNOWN),
+    dry: order.indexOf(dry),
+  };
 }
 
 /**

@@ -1,7 +1,9 @@
 import { delay, HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, vi } from 'vitest';
 import type { CrmClient } from '../../src/client';
+import type { PaceStore } from '../../src/core/pace-store';
 import { endpoints } from '../../src/endpoints';
+import { Pacers } from '../../src/internal/waiting/pacer';
 import { ok } from './capture';
 import { urlOf } from './endpoint-paths';
 import { server } from './msw-server';
@@ -141,4 +143,48 @@ export async function workersOnOneKey(
   const { settled } = await within(job, 300_000, 250);
   const rejected = (await job).flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
   return { settled, rejected, answers };
+}
+
+/** A request of sharedJob(): which worker sent it, when (fake ms), and whether the bucket took it. */
+export interface Sent {
+  readonly worker: number;
+  readonly at: number;
+  accepted?: boolean;
+}
+
+/**
+ * `workers` pacers of `key` over one store, each with `calls` calls, each call retried until the
+ * bucket (`take`) accepts it; every request answered after `latencyMs`, a refusal with
+ * `Retry-After: 1`. `lateMs`: how long after its turn each request goes (a busy worker's work
+ * between the two: a journal's, an event loop's), the time the pacer is told (`sent()`).
+ */
+export function sharedJob(
+  store: PaceStore,
+  key: string,
+  workers: number,
+  calls: number,
+  take: () => boolean,
+  { latencyMs = 20, lateMs = 0 }: { latencyMs?: number; lateMs?: number } = {},
+): Sent[] {
+  const sent: Sent[] = [];
+  for (let worker = 0; worker < workers; worker++) {
+    const pacer = new Pacers(undefined).of(key, store);
+    const call = async (): Promise<void> => {
+      for (;;) {
+        const ticket = await pacer.turn(false, undefined, undefined);
+        if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
+        pacer.sent(ticket);
+        const request: Sent = { worker, at: performance.now() };
+        sent.push(request);
+        const accepted = take();
+        request.accepted = accepted;
+        await new Promise((resolve) => setTimeout(resolve, latencyMs));
+        const headers = accepted ? new Headers() : new Headers({ 'retry-after': '1' });
+        pacer.learned(ticket, accepted ? 201 : 429, headers, 60_000);
+        if (accepted) return;
+      }
+    };
+    for (let i = 0; i < calls; i++) void call();
+  }
+  return sent;
 }
