@@ -11,7 +11,8 @@
 // the initial load beside plain creates, and an unchanged re-run of 100,000 records) runs
 // BENCH_W7_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w7. W8 (bench/w8.mjs,
 // crm-integration-sdk/postgres: W7a's load over 4 workers on one Postgres journal) runs
-// BENCH_W8_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w8.
+// BENCH_W8_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w8 (BENCH_W8_TRACE=1 and
+// BENCH_W8_SUBJECT: see bench/w8.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';

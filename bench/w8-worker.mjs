@@ -12,6 +12,7 @@ import { CrmSync, memoryJournal } from '../dist/sync.js';
 import { sliceOf } from './w8.mjs';
 
 let run;
+const trace = [];
 let close;
 process.on('message', async (message) => {
   if (message.type === 'setup') {
@@ -20,7 +21,24 @@ process.on('message', async (message) => {
     await redis.ping();
     const pool = journal === 'postgres' ? new pg.Pool({ ...message.pg, max: 4 }) : undefined;
     pool?.on('error', () => {});
+    // BENCH_W8_TRACE: each request's send and answer (epoch ms) and status, for bench/w8.mjs's trace.
+    const traced = message.trace
+      ? async (input, init) => {
+          const entry = [Date.now(), 0, 0];
+          trace.push(entry);
+          try {
+            const response = await fetch(input, init);
+            entry[1] = Date.now();
+            entry[2] = response.status;
+            return response;
+          } catch (error) {
+            entry[1] = Date.now();
+            throw error;
+          }
+        }
+      : undefined;
     const crm = new CrmClient({
+      ...(traced ? { fetch: traced } : {}),
       baseUrl: url,
       apiKey: tenant.key,
       tenantId: tenant.id,
@@ -40,6 +58,7 @@ process.on('message', async (message) => {
     process.send({
       type: 'done',
       endedAt,
+      trace,
       report: {
         created: report.created,
         unchanged: report.unchanged,

@@ -49,6 +49,36 @@ const SUBJECTS = {
 
 const say = (line) => process.stderr.write(`${line}\n`);
 
+/**
+ * BENCH_W8_TRACE=1: per 250 ms of each run, the requests each worker sent and how many were
+ * answered 429 (a plateau below the limit, a pause, a second refusal); BENCH_W8_SUBJECT=memory or
+ * postgres runs that subject alone.
+ */
+const TRACE = process.env.BENCH_W8_TRACE === '1';
+const SLOT_MS = 250;
+
+function traceOf(start, traces) {
+  const slots = [];
+  traces.forEach((trace, w) => {
+    for (const [sentAt, , status] of trace) {
+      const slot = Math.floor((sentAt - start) / SLOT_MS);
+      slots[slot] ??= traces.map(() => ({ sent: 0, refused: 0 }));
+      slots[slot][w].sent += 1;
+      if (status === 429) slots[slot][w].refused += 1;
+    }
+  });
+  say('  t (s)   fleet/s  429s   per worker (sent/429)');
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i] ?? traces.map(() => ({ sent: 0, refused: 0 }));
+    const sent = slot.reduce((n, w) => n + w.sent, 0);
+    const refused = slot.reduce((n, w) => n + w.refused, 0);
+    const each = slot.map((w) => `${String(w.sent).padStart(3)}/${w.refused}`).join(' ');
+    say(
+      `  ${((i * SLOT_MS) / 1000).toFixed(2).padStart(5)}  ${String((sent * 1000) / SLOT_MS).padStart(7)}  ${String(refused).padStart(4)}   ${each}`,
+    );
+  }
+}
+
 function childServer() {
   const child = fork(fileURLToPath(new URL('./w5-server.mjs', import.meta.url)), {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -104,6 +134,7 @@ async function fleet(url, subject, redisPort, pg, round) {
             journal: subject.journal,
             pg,
             schema,
+            trace: TRACE,
           },
           'ready',
         ),
@@ -112,6 +143,11 @@ async function fleet(url, subject, redisPort, pg, round) {
     const at = Date.now() + 200;
     const done = await Promise.all(workers.map((child) => ask(child, { type: 'go', at }, 'done')));
     const ms = Math.max(...done.map((d) => d.endedAt)) - at;
+    if (TRACE)
+      traceOf(
+        at,
+        done.map((d) => d.trace),
+      );
     const sum = (field) => done.reduce((n, d) => n + d.report[field], 0);
     return {
       ms,
@@ -134,6 +170,7 @@ export async function runW8(record, runs) {
   try {
     for (let round = 1; round <= runs; round++) {
       for (const [name, subject] of Object.entries(SUBJECTS)) {
+        if (process.env.BENCH_W8_SUBJECT && subject.journal !== process.env.BENCH_W8_SUBJECT) continue;
         await sleep(1000);
         const { url } = await server.start({
           latencyMs: LATENCY_MS,
@@ -142,6 +179,13 @@ export async function runW8(record, runs) {
         });
         const result = await fleet(url, subject, redis.port, postgres.connection, round);
         const seen = await server.stop();
+        if (TRACE) {
+          const first = seen.log.findIndex(([, status]) => status === 429);
+          if (first >= 0)
+            say(
+              `  the fake's first 429: request ${first + 1}, ${seen.log[first][0] - seen.log[0][0]} ms after the first`,
+            );
+        }
         const t = seen.tenants[TENANT.id];
         const accepted = t.requests - t.refused;
         duplicates[name] = Math.max(duplicates[name], accepted - RECORDS);
@@ -158,6 +202,7 @@ export async function runW8(record, runs) {
   }
   const workload = `W8 fleet load, 2,250 records over 4 workers at 200/s, paced in Redis (ideal ${IDEAL_S.toFixed(2)} s)`;
   for (const name of Object.keys(SUBJECTS)) {
+    if (samples[name].length === 0) continue;
     const ms = median(samples[name]);
     const target = name.startsWith('postgres') ? '<= 1.12x' : '';
     record(workload, `CrmSync, ${name}`, ms / 1000, 's', ms / 1000 / IDEAL_S, target);
