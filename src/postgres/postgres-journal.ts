@@ -118,6 +118,13 @@ class PostgresJournal implements SyncJournal {
 
   async open(): Promise<void> {
     if (this.#opened) return;
+    // A journal that exists (every open but the first of a schema) is read in one statement, with
+    // no transaction and no lock: the format row is written once and never changed.
+    const format = await this.#formatRow();
+    if (format === FORMAT) {
+      this.#opened = true;
+      return;
+    }
     await this.#transaction('opened', async (client) => {
       // Workers starting together create the schema once: the others wait here, then read it.
       await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [lockNumber('crm_sync.open', this.#schema)]);
@@ -127,20 +134,49 @@ class PostgresJournal implements SyncJournal {
         return;
       }
       const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
-      const format = rows.length === 1 ? rows[0]?.format : undefined;
-      if (format === FORMAT) return;
-      if (format !== undefined && format > FORMAT) {
-        throw new SyncJournalError(
-          'newer-version',
-          `The Postgres sync journal in schema ${this.#schema} was written by a newer version of crm-integration-sdk (format ${format}, this one reads ${FORMAT}): upgrade every worker to use it; nothing was changed or sent.`,
-        );
-      }
-      throw new SyncJournalError(
-        'corrupt',
-        `The Postgres sync journal in schema ${this.#schema} has no readable format row (${rows.length} rows, format ${String(format)}): it was not written by crm-integration-sdk, or was damaged; name another schema, or restore it (README.md, "Syncing with many workers"); nothing was changed or sent.`,
-      );
+      this.#check(rows);
     });
     this.#opened = true;
+  }
+
+  /**
+   * The journal's format when its format table holds exactly one row, else undefined (no journal
+   * yet, or one being created: the locked path of open() decides, and refuses what it must).
+   */
+  async #formatRow(): Promise<number | undefined> {
+    const client = await this.#connect('opened');
+    const lost = () => {};
+    client.on('error', lost);
+    let failure: Error | undefined;
+    try {
+      const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
+      return rows.length === 1 ? rows[0]?.format : undefined;
+    } catch (error) {
+      // 42P01 (no such table) and 3F000 (no such schema): a journal not created yet.
+      const code = (error as { code?: unknown }).code;
+      if (code === '42P01' || code === '3F000') return undefined;
+      failure = error as Error;
+      throw this.#error(error, 'opened');
+    } finally {
+      client.removeListener('error', lost);
+      client.release(failure ?? false);
+    }
+  }
+
+  /** Refuses a format table that is not this version's one row (see open()). */
+  #check(rows: readonly { format: number }[]): void {
+    const format = rows.length === 1 ? rows[0]?.format : undefined;
+    if (format === FORMAT) return;
+    if (format !== undefined && format > FORMAT) {
+      throw new SyncJournalError(
+        'newer-version',
+        `The Postgres sync journal in schema ${this.#schema} was written by a newer version of crm-integration-sdk (format ${format}, this one reads ${FORMAT}): upgrade every worker to use it; nothing was changed or sent.`,
+      );
+    }
+    throw new SyncJournalError(
+      'corrupt',
+      `The Postgres sync journal in schema ${this.#schema} has no readable format row (${rows.length} rows, format ${String(format)}): it was not written by crm-integration-sdk, or was damaged; name another schema, or restore it (README.md, "Syncing with many workers"); nothing was changed or sent.`,
+    );
   }
 
   async lock(tenant: string, runId: string): Promise<SyncJournalLock> {
@@ -312,75 +348,112 @@ class PostgresJournal implements SyncJournal {
       ),
     ].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
     const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM unnest($2::text[], $3::bytea[]))`;
-    const claims = await this.#transaction('claimed', async (client) => {
-      await client.query(
-        'SELECT pg_advisory_xact_lock(x) FROM (SELECT x FROM unnest($1::bigint[]) AS x ORDER BY x) AS ordered',
-        [locks],
-      );
-      const held = new Map(
-        (
-          (
-            await client.query(
-              `SELECT type, key, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
-               WHERE ${ofKeys} AND run_id <> $4 AND expires_at > clock_timestamp()`,
-              [t, types, keys, run],
-            )
-          ).rows as { type: string; key: Buffer; expires_at: string }[]
-        ).map((row) => [`${row.type}\u0000${row.key.toString('utf8')}`, Number(row.expires_at)]),
-      );
-      const entries = new Map(
-        (
-          (await client.query(`SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE ${ofKeys}`, [t, types, keys]))
-            .rows as Row[]
-        ).map((row) => {
-          const found = this.#entryOf(row);
-          return [`${found.type}\u0000${found.key}`, found];
-        }),
-      );
-      const answers = new Map<string, SyncJournalClaim>();
-      const takeOver: typeof items = [];
-      const claim: typeof items = [];
-      for (const item of items) {
-        const expiresAt = held.get(item.id);
-        const found = entries.get(item.id);
-        if (expiresAt !== undefined) answers.set(item.id, { outcome: 'held', expiresAt });
-        else if (found && !(item.resend && (found.state === 'sending' || found.state === 'inDoubt'))) {
-          if (found.state !== 'sending') answers.set(item.id, { outcome: 'exists', entry: found });
-          else {
-            // A create whose claim ended (its worker died or stalled) may have been sent: in doubt.
-            takeOver.push(item);
-            answers.set(item.id, { outcome: 'exists', entry: { ...found, state: 'inDoubt', runId } });
-          }
-        } else if (!answers.has(item.id)) claim.push(item);
-      }
-      if (takeOver.length > 0) {
-        const values = [t, takeOver.map((i) => i.intent.type), takeOver.map((i) => i.key)];
-        // Claims before entries, as a commit takes them.
-        await client.query(`DELETE FROM ${this.#s}.claims WHERE ${ofKeys}`, values);
-        await client.query(`UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE ${ofKeys}`, [
-          ...values,
-          run,
-        ]);
-      }
-      if (claim.length > 0) {
-        const rows = (
+    // BEGIN and the locks in one round trip (a statement without parameters may be several): the
+    // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
+    const begin = `BEGIN; SELECT pg_advisory_xact_lock(x) FROM (SELECT x FROM unnest('{${locks.join(',')}}'::bigint[]) AS x ORDER BY x) AS ordered`;
+    const claims = await this.#transaction(
+      'claimed',
+      async (client) => {
+        // The keys' live claims of other runs and their entries, read in one statement once the
+        // locks are held (a statement of its own: its snapshot sees what their last holder committed).
+        const read = (
           await client.query(
-            `INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
-             SELECT $1, u.type, u.key, $4, nextval('${this.#s}.fences'), clock_timestamp() + $5 * interval '1 millisecond'
+            `SELECT u.type, u.key, (extract(epoch FROM c.expires_at) * 1000)::bigint AS held_until,
+               e.state, e.crm_id, e.hash, e.data, e.attempted_at, e.request_id, e.run_id
              FROM unnest($2::text[], $3::bytea[]) AS u(type, key)
-             ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
-               expires_at = excluded.expires_at
-             RETURNING type, key, fence`,
-            [t, claim.map((i) => i.intent.type), claim.map((i) => i.key), run, leaseMs],
+             LEFT JOIN ${this.#s}.claims c ON c.tenant = $1 AND c.type = u.type AND c.key = u.key
+               AND c.run_id <> $4 AND c.expires_at > clock_timestamp()
+             LEFT JOIN ${this.#s}.entries e ON e.tenant = $1 AND e.type = u.type AND e.key = u.key`,
+            [t, types, keys, run],
           )
-        ).rows as { type: string; key: Buffer; fence: string }[];
-        for (const row of rows) {
-          answers.set(`${row.type}\u0000${row.key.toString('utf8')}`, { outcome: 'claimed', fence: Number(row.fence) });
+        ).rows as (Row & { held_until: string | null; state: string | null })[];
+        const held = new Map<string, number>();
+        const entries = new Map<string, SyncJournalEntry>();
+        for (const row of read) {
+          const id = `${row.type}\u0000${row.key.toString('utf8')}`;
+          if (row.held_until !== null) held.set(id, Number(row.held_until));
+          if (row.state !== null) entries.set(id, this.#entryOf(row as Row));
         }
-        await this.#change(tenant, { put: claim.map((i) => i.intent) })(client);
-      }
-      return answers;
-    });
+        const answers = new Map<string, SyncJournalClaim>();
+        const takeOver: typeof items = [];
+        const claim: typeof items = [];
+        const claiming = new Set<string>();
+        for (const item of items) {
+          const expiresAt = held.get(item.id);
+          const found = entries.get(item.id);
+          // A key asked twice in one claim is answered once.
+          if (answers.has(item.id) || claiming.has(item.id)) continue;
+          if (expiresAt !== undefined) answers.set(item.id, { outcome: 'held', expiresAt });
+          else if (found && !(item.resend && (found.state === 'sending' || found.state === 'inDoubt'))) {
+            if (found.state !== 'sending') answers.set(item.id, { outcome: 'exists', entry: found });
+            else {
+              // A create whose claim ended (its worker died or stalled) may have been sent: in doubt.
+              takeOver.push(item);
+              answers.set(item.id, { outcome: 'exists', entry: { ...found, state: 'inDoubt', runId } });
+            }
+          } else {
+            claiming.add(item.id);
+            claim.push(item);
+          }
+        }
+        if (takeOver.length > 0) {
+          const values = [t, takeOver.map((i) => i.intent.type), takeOver.map((i) => i.key)];
+          // Claims before entries, as a commit takes them.
+          await client.query(`DELETE FROM ${this.#s}.claims WHERE ${ofKeys}`, values);
+          await client.query(`UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE ${ofKeys}`, [
+            ...values,
+            run,
+          ]);
+        }
+        if (claim.length > 0) {
+          // Rows in one order in every worker, as #change writes them.
+          claim.sort((x, y) => byTypeAndKey(x.intent, y.intent));
+          const e = claim.map((i) => i.intent);
+          // The claims and their intents in one statement: claims before entries, as a commit takes them.
+          const rows = (
+            await client.query(
+              `WITH claimed AS (
+                 INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
+                 SELECT $1, u.type, u.key, $4, nextval('${this.#s}.fences'), clock_timestamp() + $5 * interval '1 millisecond'
+                 FROM unnest($2::text[], $3::bytea[]) AS u(type, key)
+                 ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
+                   expires_at = excluded.expires_at
+                 RETURNING type, key, fence),
+               intents AS (
+                 INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+                 SELECT $1, * FROM unnest($2::text[], $3::bytea[], $6::text[], $7::bytea[], $8::bytea[], $9::bytea[], $10::bigint[], $11::bytea[], $12::bytea[])
+                 ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
+                   hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
+                   request_id = excluded.request_id, run_id = excluded.run_id
+                 RETURNING 1)
+               SELECT type, key, fence FROM claimed`,
+              [
+                t,
+                claim.map((i) => i.intent.type),
+                claim.map((i) => i.key),
+                run,
+                leaseMs,
+                e.map((x) => x.state),
+                e.map((x) => (x.crmId === undefined ? null : bytesOf(x.crmId, 'CRM id'))),
+                e.map((x) => bytesOf(x.hash, 'hash')),
+                e.map((x) => bytesOf(x.data, 'data')),
+                e.map((x) => (x.attemptedAt === undefined ? null : String(x.attemptedAt))),
+                e.map((x) => (x.requestId === undefined ? null : bytesOf(x.requestId, 'request id'))),
+                e.map((x) => bytesOf(x.runId, 'run id')),
+              ],
+            )
+          ).rows as { type: string; key: Buffer; fence: string }[];
+          for (const row of rows) {
+            answers.set(`${row.type}\u0000${row.key.toString('utf8')}`, {
+              outcome: 'claimed',
+              fence: Number(row.fence),
+            });
+          }
+        }
+        return answers;
+      },
+      begin,
+    );
     const answers = items.map((item) => claims.get(item.id) as SyncJournalClaim);
     for (const answer of answers) if (answer.outcome === 'claimed') this.#held.add(answer.fence);
     this.#renewEvery(leaseMs);
@@ -592,8 +665,8 @@ class PostgresJournal implements SyncJournal {
   }
 
   /** One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock. */
-  #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
-    return this.#retried(() => this.#once(doing, body));
+  #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+    return this.#retried(() => this.#once(doing, body, begin));
   }
 
   /** Tries `attempt` again (up to 5 times in all) when Postgres aborted it to break a deadlock: it changed nothing. */
@@ -609,13 +682,14 @@ class PostgresJournal implements SyncJournal {
   }
 
   /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
-  async #once<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>): Promise<T> {
+  async #once<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await this.#connect(doing);
     const lost = () => {};
     client.on('error', lost);
     let failure: Error | undefined;
     try {
-      await client.query('BEGIN');
+      // BEGIN, or BEGIN and the transaction's first statements without parameters (one round trip).
+      await client.query(begin);
       const result = await body(client);
       await client.query('COMMIT');
       return result;

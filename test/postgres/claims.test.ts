@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { PostgresPool } from '../../src/postgres/pool';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
 import { entry } from '../sync/journal-conformance';
 
 let postgres: TestPostgres;
@@ -82,24 +81,43 @@ describe('postgresJournal() claims', () => {
     expect((await b.get('acme', 'accounts', ['A1'])).get('A1')?.crmId).toBe('acc_1');
   });
 
+  test("a claim of many keys is one transaction of four round trips: BEGIN with the keys' locks, one read, one write, COMMIT", async () => {
+    const schema = `c_${Math.random().toString(36).slice(2)}`;
+    const statements: string[] = [];
+    const a = postgresJournal(countingPool(postgres.pool(), statements), { schema });
+    await a.open();
+    const ca = a.claims as SyncJournalClaims;
+    // Held by another run, synced by another, and free: the three answers of one claim.
+    const [held] = await ca.claim('acme', 'run_b', [{ intent: sending('K0', 'run_b'), resend: false }]);
+    await a.write('acme', { put: [entry('accounts', 'K1', { crmId: 'acc_K1', runId: 'run_b' })] });
+    const keys = Array.from({ length: 8 }, (_, i) => `K${i}`);
+    statements.length = 0;
+
+    const answers = await ca.claim(
+      'acme',
+      'run_a',
+      keys.map((k) => ({ intent: sending(k, 'run_a'), resend: false })),
+    );
+
+    expect(held).toMatchObject({ outcome: 'claimed' });
+    expect(answers.map((answer) => answer.outcome)).toEqual(['held', 'exists', ...keys.slice(2).map(() => 'claimed')]);
+    expect(answers[1]).toMatchObject({ entry: { state: 'synced', crmId: 'acc_K1' } });
+    expect(statements).toHaveLength(4);
+    expect(statements[0]).toMatch(/^BEGIN; SELECT pg_advisory_xact_lock/);
+    expect(statements[3]).toBe('COMMIT');
+    const intents = await a.get('acme', 'accounts', keys);
+    expect(keys.slice(2).map((k) => intents.get(k))).toEqual(
+      keys.slice(2).map((k) => expect.objectContaining({ state: 'sending', runId: 'run_a', key: k })),
+    );
+    const claims = await postgres.pool().query(`SELECT count(*)::int AS n FROM ${schema}.claims`);
+    expect(claims.rows[0].n).toBe(7);
+    await a.close();
+  });
+
   test('commits made while one is in flight go to Postgres together in the next statement, each checked against its own fence', async () => {
     const schema = `c_${Math.random().toString(36).slice(2)}`;
     const statements: string[] = [];
-    // The test's pool, each statement a client runs noted.
-    const counting: PostgresPool = {
-      connect: async () => {
-        const client = await postgres.pool().connect();
-        return {
-          query: (text: string, values?: unknown[]) => {
-            statements.push(text);
-            return client.query(text, values);
-          },
-          release: (error?: Error | boolean) => client.release(error),
-          on: (event: 'error', listener: (error: Error) => void) => client.on(event, listener),
-          removeListener: (event: 'error', listener: (error: Error) => void) => client.removeListener(event, listener),
-        };
-      },
-    };
+    const counting = countingPool(postgres.pool(), statements);
     const a = postgresJournal(counting, { schema });
     await a.open();
     const ca = a.claims as SyncJournalClaims;

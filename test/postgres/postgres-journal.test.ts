@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FORMAT, postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
 import { describeSyncJournal, entry } from '../sync/journal-conformance';
 
 let postgres: TestPostgres;
@@ -74,6 +74,19 @@ describe('postgresJournal()', () => {
     await Promise.all(journals.map((journal) => journal.open()));
 
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.format`)).rows[0].n).toBe(1);
+  });
+
+  test('a journal that exists is opened with one statement, without a transaction or a lock', async () => {
+    const schema = fresh();
+    await postgresJournal(postgres.pool(), { schema }).open();
+    const statements: string[] = [];
+    const journal = postgresJournal(countingPool(postgres.pool(), statements), { schema });
+
+    await journal.open();
+
+    expect(statements).toEqual([`SELECT format FROM "${schema}".format`]);
+    await journal.write('acme', { put: [entry('accounts', 'a1', { crmId: 'crm_a1' })] });
+    expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')?.crmId).toBe('crm_a1');
   });
 
   test('refuses a journal written by a newer format, naming it, and changes nothing', async () => {

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { PostgresPool } from '../../src/postgres/pool';
 
 /*
  * A real Postgres for the tests of crm-integration-sdk/postgres, never a mock: a new cluster
@@ -129,6 +130,27 @@ async function launch(bin: string, dir: string, port: number, user: ReturnType<t
   child.removeAllListeners('exit');
   child.stderr?.resume();
   return child;
+}
+
+/**
+ * `pool`, each statement its clients run noted in `statements` (a statement with no parameters
+ * may be several, sent in one round trip): what a journal asks of Postgres, counted.
+ */
+export function countingPool(pool: pg.Pool, statements: string[]): PostgresPool {
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      return {
+        query: (text: string, values?: unknown[]) => {
+          statements.push(text);
+          return client.query(text, values);
+        },
+        release: (error?: Error | boolean) => client.release(error),
+        on: (event: 'error', listener: (error: Error) => void) => client.on(event, listener),
+        removeListener: (event: 'error', listener: (error: Error) => void) => client.removeListener(event, listener),
+      };
+    },
+  };
 }
 
 /** Starts a new Postgres cluster on a free port. */
