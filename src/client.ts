@@ -10,6 +10,9 @@ import { ApiKeys, Grants } from './resources/admin';
 import { Contacts } from './resources/contacts';
 import { Opportunities } from './resources/opportunities';
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 /**
  * Where `withTenant()` and `withOptions()` hand the constructor the scope of the client they
  * derive. Module-private, so only they can; the constructor's public signature stays ClientOptions.
@@ -31,19 +34,19 @@ const DERIVED = Symbol('derived scope');
  */
 export class CrmClient {
   /** Opportunities: `get`, `create`, `update`. */
-  readonly opportunities: Opportunities;
+  declare readonly opportunities: Opportunities;
   /** Activities of opportunities: `list`, `create`. */
-  readonly activities: Activities;
+  declare readonly activities: Activities;
   /** Accounts: `create`, `update`. */
-  readonly accounts: Accounts;
+  declare readonly accounts: Accounts;
   /** Contacts: `create`, `update`, `list`. */
-  readonly contacts: Contacts;
+  declare readonly contacts: Contacts;
   /** Grants: `resolve`. */
-  readonly grants: Grants;
+  declare readonly grants: Grants;
   /** The integration API key, with the admin token: `status`, `generate`. */
-  readonly apiKey: ApiKeys;
+  declare readonly apiKey: ApiKeys;
   /** The tenant this client's calls are scoped to (not a secret). */
-  readonly tenantId: string | undefined;
+  declare readonly tenantId: string | undefined;
   readonly #scope: Scope;
 
   /**
@@ -66,13 +69,14 @@ export class CrmClient {
       );
     }
     this.#scope = scope;
-    this.tenantId = scope.tenantId;
+    // In the order the fields are declared: the order Object.keys() and inspect() show them in.
     this.opportunities = new Opportunities(scope);
     this.activities = new Activities(scope);
     this.accounts = new Accounts(scope);
     this.contacts = new Contacts(scope);
     this.grants = new Grants(scope);
     this.apiKey = new ApiKeys(scope);
+    this.tenantId = scope.tenantId;
   }
 
   /**

@@ -1,5 +1,8 @@
 import { retryAfterMsOf } from './retry-after';
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 const KINDS = Symbol.for('crm-integration-sdk.error-kinds');
 
 type ErrorClass = { readonly kind: string };
@@ -39,7 +42,7 @@ export class CrmError extends Error {
    * could not be read). A create that failed with `'unknown'` may exist: this API has no
    * idempotency key, so do not simply send it again (`crm-integration-sdk/sync` reconciles it).
    */
-  readonly sideEffects: CrmSideEffects;
+  declare readonly sideEffects: CrmSideEffects;
 
   constructor(message: string, options?: CrmErrorOptions) {
     super(message, options);
@@ -148,7 +151,7 @@ export interface CrmValidationIssue {
 export class CrmValidationError extends CrmError {
   static override readonly kind: string = 'CrmValidationError';
   /** Every offending field. */
-  readonly issues: readonly CrmValidationIssue[];
+  declare readonly issues: readonly CrmValidationIssue[];
 
   constructor(issues: readonly CrmValidationIssue[], prefix = 'Invalid input') {
     super(`${prefix}: ${issues.map((i) => (i.field ? `${i.field}: ${i.message}` : i.message)).join('; ')}`);
@@ -175,12 +178,12 @@ const answered = (facts: ResponseFacts): CrmSideEffects =>
  */
 export class CrmResponseValidationError extends CrmError {
   static override readonly kind: string = 'CrmResponseValidationError';
-  readonly status: number;
+  declare readonly status: number;
   /** The raw body: parsed JSON, or the text when it was not JSON. */
-  readonly body: unknown;
-  readonly headers: Headers;
+  declare readonly body: unknown;
+  declare readonly headers: Headers;
   /** What did not match, as `field: message` lines. */
-  readonly issues: readonly CrmValidationIssue[];
+  declare readonly issues: readonly CrmValidationIssue[];
 
   constructor(message: string, facts: ResponseFacts, issues: readonly CrmValidationIssue[] = []) {
     super(message, { sideEffects: answered(facts) });
@@ -202,18 +205,18 @@ export class CrmResponseTooLargeError extends CrmResponseValidationError {
  */
 export class CrmApiError extends CrmError {
   static override readonly kind: string = 'CrmApiError';
-  readonly status: number;
+  declare readonly status: number;
   /** The response body: parsed JSON, or the text when it was not JSON. */
-  readonly body: unknown;
-  readonly headers: Headers;
+  declare readonly body: unknown;
+  declare readonly headers: Headers;
   /** The server's request id (`x-request-id`, `request-id` or `x-correlation-id`), when it sent one. */
-  readonly requestId: string | undefined;
+  declare readonly requestId: string | undefined;
   /** How long the server asked to wait (`Retry-After`, on 429 and 503), in milliseconds. */
-  readonly retryAfterMs: number | undefined;
+  declare readonly retryAfterMs: number | undefined;
   /** The server's `error.code` (such as `VALIDATION_ERROR` or `INVALID_REFERENCE`), when the body has a string one. */
-  readonly code: string | undefined;
+  declare readonly code: string | undefined;
   /** The server's `error.details`, when the body has them: their shape is the server's. */
-  readonly details: unknown;
+  declare readonly details: unknown;
 
   constructor(message: string, facts: ResponseFacts) {
     super(message, { sideEffects: answered(facts) });

@@ -3,6 +3,9 @@ import { CrmPromise } from './crm-promise';
 import { CrmError } from './errors';
 import { toArray } from './to-array';
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 /** Fetches page `n` of the same list, with the same parameters and options (and an extra signal). */
 type FetchPage<T extends { id: string }> = (page: number, signal?: AbortSignal) => PagePromise<T>;
 
@@ -55,9 +58,9 @@ function pageBoundError(bound: number): CrmError {
  */
 export class Page<T extends { id: string }> {
   /** The items of this page. */
-  readonly data: T[];
+  declare readonly data: T[];
   /** The server's `pagination` object (`page`, `limit`, `total`, `pages`). */
-  readonly pagination: Pagination;
+  declare readonly pagination: Pagination;
   readonly #request: PageRequest<T>;
   #ids: Set<string> | undefined;
 

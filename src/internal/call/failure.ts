@@ -1,6 +1,9 @@
 // What an attempt comes to, and why a call failed, in terms every step below the transport shares.
 import type { CrmValidationIssue } from '../../core/errors';
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 /** An answer, with its body already read. */
 export interface Received {
   readonly response: Response;
@@ -55,7 +58,7 @@ export const isRefusal = (status: number | undefined, hasRetryAfter: boolean): b
  * code that awaited the call (src/internal/README.md, "Stacks").
  */
 export class AttemptFailure extends Error {
-  readonly failure: Failure;
+  declare readonly failure: Failure;
   constructor(failure: Failure) {
     super(failure.kind);
     this.failure = failure;

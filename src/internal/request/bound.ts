@@ -1,5 +1,8 @@
 const ignore = (): void => {};
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 /**
  * When an attempt ends: at its time (its timeout, or what `totalTimeout` leaves) or at the
  * caller's abort, whatever fetch or ky does with the signal it is handed. undici may lose a
@@ -11,7 +14,7 @@ const ignore = (): void => {};
  */
 export class AttemptBound {
   /** Handed to fetch: aborts at the attempt's time, or with the caller's reason. */
-  readonly signal: AbortSignal;
+  declare readonly signal: AbortSignal;
   readonly #timeout = new AbortController();
   readonly #clock: ReturnType<typeof setTimeout>;
   #ended = false;

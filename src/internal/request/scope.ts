@@ -11,6 +11,9 @@ import { prepare, type Sender } from './prepare';
 import { ListOptionsSchema, RequestOptionsSchema, settingsFor } from './settings';
 import type { Transport } from './transport';
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 /** What a derived scope changes; the rest comes from its parent. */
 interface Derivation {
   readonly tenantId?: string | undefined;
@@ -27,15 +30,15 @@ type Auth = Endpoint['auth'];
  * the transport, and whose results it wraps in the promise types methods return.
  */
 export class Scope implements Sender {
-  readonly transport: Transport;
-  readonly base: string;
-  readonly tenantId: string | undefined;
+  declare readonly transport: Transport;
+  declare readonly base: string;
+  declare readonly tenantId: string | undefined;
   /** A key, a function that looks one up per call, or undefined (the first call that needs one says so). */
-  readonly apiKey: string | ApiKeyProvider | undefined;
-  readonly keyFrom: ApiKeyProvider | undefined;
-  readonly defaults: CallSettings;
+  declare readonly apiKey: string | ApiKeyProvider | undefined;
+  declare readonly keyFrom: ApiKeyProvider | undefined;
+  declare readonly defaults: CallSettings;
   /** The credentials this scope knows of, masked wherever server text reaches an error or a log. */
-  readonly secrets: readonly string[];
+  declare readonly secrets: readonly string[];
   /** The headers of a call with the default settings, per kind of auth: the same object for every such call. */
   readonly #headers: Partial<Record<Auth, Readonly<Record<string, string>>>> = {};
 

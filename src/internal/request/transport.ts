@@ -18,6 +18,9 @@ import { type AttemptContext, attempt, type Exchange, type Paced, type Target } 
 import { withKey } from './prepare';
 import { MAX_HOPS, redirectOf, unfollowedNote } from './redirects';
 
+// Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
+// PERFORMANCE.md, "Fields the constructor sets".
+
 /** A first attempt's exchange: plain fetch (PERFORMANCE.md, "The first attempt by fetch"). */
 const fetchExchange: Exchange = (fetch, href, init) => fetch(href, init);
 
@@ -28,9 +31,9 @@ const fetchExchange: Exchange = (fetch, href, init) => fetch(href, init);
  * `maxConcurrency` slot, one attempt, the retry decision, the wait; at last the envelope checked.
  */
 export class Transport {
-  readonly options: TransportOptions;
+  declare readonly options: TransportOptions;
   /** The base URL without a trailing slash. */
-  readonly base: string;
+  declare readonly base: string;
   readonly #origin: string;
   readonly #attempt: AttemptContext;
   readonly #reporter: Reporter;
