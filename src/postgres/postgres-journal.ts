@@ -333,27 +333,38 @@ class PostgresJournal implements SyncJournal {
     this.#use();
     const t = bytesOf(tenant, 'tenant');
     const run = bytesOf(runId, 'run id');
-    const items = requests.map(({ intent, resend }) => ({
+    const all = requests.map(({ intent, resend }) => ({
       intent,
       resend,
       id: `${intent.type}\u0000${intent.key}`,
       key: bytesOf(intent.key, 'key'),
+      lock: lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
     }));
-    const types = items.map((item) => item.intent.type);
-    const keys = items.map((item) => item.key);
-    // Each key's claimers queue on its lock, taken in one order by every worker (so they never deadlock).
-    const locks = [
-      ...new Set(
-        items.map((item) => lockNumber('crm_sync.claim', this.#schema, tenant, item.intent.type, item.intent.key)),
-      ),
-    ].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
     const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM unnest($2::text[], $3::bytea[]))`;
+    // A key's lock is held by the transaction claiming it. A key another worker is claiming at
+    // this moment is answered held at once, as its claim will be once committed, rather than
+    // waited for: the run sets it aside and decides it once that worker is done, as for a claim
+    // found (overlapping workers met the same keys at once and queued behind each other's
+    // transactions, each claim waiting out the last). Never waiting, two claims never deadlock.
     // BEGIN and the locks in one round trip (a statement without parameters may be several): the
     // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
-    const begin = `BEGIN; SELECT pg_advisory_xact_lock(x) FROM (SELECT x FROM unnest('{${locks.join(',')}}'::bigint[]) AS x ORDER BY x) AS ordered`;
+    const begin = `BEGIN; SELECT array_agg(x::text) FILTER (WHERE pg_try_advisory_xact_lock(x)) AS mine,
+      (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
+      FROM unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
     const claims = await this.#transaction(
       'claimed',
-      async (client) => {
+      async (client, begun) => {
+        const results = (Array.isArray(begun) ? begun : [begun]) as { rows: unknown[] }[];
+        const locked = results.at(-1)?.rows[0] as { mine: string[] | null; now: string };
+        const mine = new Set(locked.mine ?? []);
+        const answers = new Map<string, SyncJournalClaim>();
+        for (const item of all) {
+          if (!mine.has(item.lock)) answers.set(item.id, { outcome: 'held', expiresAt: Number(locked.now) + leaseMs });
+        }
+        const items = all.filter((item) => mine.has(item.lock));
+        if (items.length === 0) return answers;
+        const types = items.map((item) => item.intent.type);
+        const keys = items.map((item) => item.key);
         // The keys' live claims of other runs and their entries, read in one statement once the
         // locks are held (a statement of its own: its snapshot sees what their last holder committed).
         const read = (
@@ -374,7 +385,6 @@ class PostgresJournal implements SyncJournal {
           if (row.held_until !== null) held.set(id, Number(row.held_until));
           if (row.state !== null) entries.set(id, this.#entryOf(row as Row));
         }
-        const answers = new Map<string, SyncJournalClaim>();
         const takeOver: typeof items = [];
         const claim: typeof items = [];
         const claiming = new Set<string>();
@@ -454,7 +464,7 @@ class PostgresJournal implements SyncJournal {
       },
       begin,
     );
-    const answers = items.map((item) => claims.get(item.id) as SyncJournalClaim);
+    const answers = all.map((item) => claims.get(item.id) as SyncJournalClaim);
     for (const answer of answers) if (answer.outcome === 'claimed') this.#held.add(answer.fence);
     this.#renewEvery(leaseMs);
     return answers;
@@ -665,7 +675,11 @@ class PostgresJournal implements SyncJournal {
   }
 
   /** One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock. */
-  #transaction<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  #transaction<T>(
+    doing: string,
+    body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
+    begin = 'BEGIN',
+  ): Promise<T> {
     return this.#retried(() => this.#once(doing, body, begin));
   }
 
@@ -682,15 +696,20 @@ class PostgresJournal implements SyncJournal {
   }
 
   /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
-  async #once<T>(doing: string, body: (client: PostgresPoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  async #once<T>(
+    doing: string,
+    body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
+    begin = 'BEGIN',
+  ): Promise<T> {
     const client = await this.#connect(doing);
     const lost = () => {};
     client.on('error', lost);
     let failure: Error | undefined;
     try {
       // BEGIN, or BEGIN and the transaction's first statements without parameters (one round trip).
-      await client.query(begin);
-      const result = await body(client);
+      // (node-postgres answers several statements with an array of their results.)
+      const begun = await client.query(begin);
+      const result = await body(client, begun);
       await client.query('COMMIT');
       return result;
     } catch (error) {

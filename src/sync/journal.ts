@@ -187,7 +187,8 @@ export interface SyncJournalClaimRequest {
 /**
  * What {@link SyncJournalClaims.claim} did with one request:
  * - `'claimed'`: the intent is written and the key is this run's to create, under `fence`;
- * - `'held'`: another run's live claim holds the key until `expiresAt` (epoch milliseconds);
+ * - `'held'`: another run's live claim holds the key until `expiresAt` (epoch milliseconds), or
+ *   another run is claiming it at this moment (its claim, once written, would hold until then);
  * - `'exists'`: the journal holds `entry` for the key (created by another run, or in doubt; a
  *   claim that had expired over a `'sending'` entry was taken over and the entry is now
  *   `'inDoubt'`).

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { PostgresPool } from '../../src/postgres/pool';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
 import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
@@ -103,7 +104,7 @@ describe('postgresJournal() claims', () => {
     expect(answers.map((answer) => answer.outcome)).toEqual(['held', 'exists', ...keys.slice(2).map(() => 'claimed')]);
     expect(answers[1]).toMatchObject({ entry: { state: 'synced', crmId: 'acc_K1' } });
     expect(statements).toHaveLength(4);
-    expect(statements[0]).toMatch(/^BEGIN; SELECT pg_advisory_xact_lock/);
+    expect(statements[0]).toMatch(/^BEGIN; SELECT .*pg_try_advisory_xact_lock/s);
     expect(statements[3]).toBe('COMMIT');
     const intents = await a.get('acme', 'accounts', keys);
     expect(keys.slice(2).map((k) => intents.get(k))).toEqual(
@@ -112,6 +113,71 @@ describe('postgresJournal() claims', () => {
     const claims = await postgres.pool().query(`SELECT count(*)::int AS n FROM ${schema}.claims`);
     expect(claims.rows[0].n).toBe(7);
     await a.close();
+  });
+
+  test('a key another worker is claiming at this moment is answered held at once, not waited for; the other keys are claimed', async () => {
+    const schema = `c_${Math.random().toString(36).slice(2)}`;
+    let pause: (() => void) | undefined;
+    const paused = new Promise<void>((resolve) => {
+      pause = resolve;
+    });
+    let resume: () => void = () => {};
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    // Worker B's claim stops after its first statement (BEGIN and its keys' locks), until resumed.
+    const gated: PostgresPool = {
+      connect: async () => {
+        const client = await postgres.pool().connect();
+        return {
+          query: async (text: string, values?: unknown[]) => {
+            const result = await client.query(text, values);
+            if (text.startsWith('BEGIN; SELECT')) {
+              pause?.();
+              await resumed;
+            }
+            return result;
+          },
+          release: (error?: Error | boolean) => client.release(error),
+          on: (event: 'error', listener: (error: Error) => void) => client.on(event, listener),
+          removeListener: (event: 'error', listener: (error: Error) => void) => client.removeListener(event, listener),
+        };
+      },
+    };
+    const a = postgresJournal(postgres.pool(), { schema });
+    const b = postgresJournal(gated, { schema });
+    await a.open();
+    await b.open();
+    const bClaim = (b.claims as SyncJournalClaims).claim('acme', 'run_b', [
+      { intent: sending('K1', 'run_b'), resend: false },
+    ]);
+    await paused;
+
+    const aClaim = (a.claims as SyncJournalClaims).claim('acme', 'run_a', [
+      { intent: sending('K1', 'run_a'), resend: false },
+      { intent: sending('K2', 'run_a'), resend: false },
+    ]);
+    // Generous: a claim that waited for B's would still be waiting when this ends.
+    const first = await Promise.race([
+      aClaim.then(() => 'answered'),
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 5000)),
+    ]);
+    resume();
+
+    expect(first).toBe('answered');
+    expect((await aClaim).map((answer) => answer.outcome)).toEqual(['held', 'claimed']);
+    expect(await bClaim).toEqual([{ outcome: 'claimed', fence: expect.any(Number) }]);
+    const claims = await postgres
+      .pool()
+      .query(
+        `SELECT convert_from(key, 'UTF8') AS key, convert_from(run_id, 'UTF8') AS run FROM ${schema}.claims ORDER BY key`,
+      );
+    expect(claims.rows).toEqual([
+      { key: 'K1', run: 'run_b' },
+      { key: 'K2', run: 'run_a' },
+    ]);
+    await a.close();
+    await b.close();
   });
 
   test('commits made while one is in flight go to Postgres together in the next statement, each checked against its own fence', async () => {
