@@ -515,16 +515,26 @@ export class Engine {
   async #othersDone(type: SyncType, keys: readonly string[]): Promise<void> {
     const claims = this.#committer.claims;
     if (!claims || this.#plan) return;
+    const look = this.#looks(claims.leaseMs);
     while (!this.#stopping()) {
       const held = await claims.held(this.#s.tenant, this.#s.runId, type, keys);
       if (held.size === 0) return;
-      await this.#pause(this.#lookEvery(claims.leaseMs));
+      await this.#pause(look());
     }
   }
 
-  /** How often a run looks again at keys other runs hold: their creates end within a request or two. */
-  #lookEvery(leaseMs: number): number {
-    return Math.min(100, leaseMs / 10);
+  /**
+   * How long a run waits before each new look at keys other runs hold: 20 ms for the first ten
+   * looks, then 100 ms (a tenth of a short lease). Their creates end within a request or two: at
+   * a list's end, overlapping workers wait on each other's last creates, and a look every 100 ms
+   * left a worker idle some 50 ms past them at every list, and the fleet's last run as long past
+   * the last create (W8). A wait that lasts (a stalled worker, up to its lease) is looked at
+   * every 100 ms; a look is one index read of all the keys waited for.
+   */
+  #looks(leaseMs: number): () => number {
+    const most = Math.min(100, leaseMs / 10);
+    let looks = 0;
+    return () => (looks++ < 10 ? Math.min(20, most) : most);
   }
 
   /**
@@ -565,6 +575,7 @@ export class Engine {
     for (const [type, group] of byType) {
       for (let i = 0; i < group.length; i += 1000) {
         let waiting = group.slice(i, i + 1000);
+        const look = this.#looks(claims.leaseMs);
         while (waiting.length > 0 && !this.#stopping()) {
           const held = await claims.held(
             this.#s.tenant,
@@ -591,7 +602,7 @@ export class Engine {
               }
             }
           }
-          if (waiting.length > 0) await this.#pause(this.#lookEvery(claims.leaseMs));
+          if (waiting.length > 0) await this.#pause(look());
         }
       }
     }
