@@ -16,7 +16,11 @@ export interface PostgresPool {
 
 /** A client checked out of a {@link PostgresPool} (a `pg.PoolClient`). */
 export interface PostgresPoolClient {
-  /** Runs one statement with `$1`-style parameters. */
+  /**
+   * Runs one statement with `$1`-style parameters; or, given no `values`, a text of several
+   * statements in one round trip (node-postgres's simple query protocol), answered with an array
+   * of their results: the journal sends a claim's `BEGIN` with its first statement so.
+   */
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
   /** Gives the client back to its pool; with an error, the pool closes it rather than reuse it. */
   release(error?: Error | boolean): void;
