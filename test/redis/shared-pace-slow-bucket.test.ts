@@ -1,8 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
-import type { PaceStore } from '../../src/core/pace-store';
 import { Pacers, type Ticket } from '../../src/internal/waiting/pacer';
 import { memoryStore } from '../../src/redis/index';
-import { bucket, usePacedClock, worstExcess } from '../support/paced';
+import { bucket, type Sent, sharedJob, usePacedClock, worstExcess } from '../support/paced';
 
 /*
  * Four workers sharing a pace through a store against a slow bucket (20/s, a burst of 2), on the
@@ -11,36 +10,6 @@ import { bucket, usePacedClock, worstExcess } from '../support/paced';
 usePacedClock();
 
 const KEY = 'sk_slow_9f8e7d6c5b4a39281706';
-
-interface Sent {
-  readonly worker: number;
-  readonly at: number;
-  accepted?: boolean;
-}
-
-/** `workers` pacers over one store, each with `calls` calls; every request answered after `latencyMs`. */
-function job(store: PaceStore, workers: number, calls: number, take: () => boolean, latencyMs = 20): Sent[] {
-  const sent: Sent[] = [];
-  for (let worker = 0; worker < workers; worker++) {
-    const pacer = new Pacers(undefined).of(KEY, store);
-    const call = async (): Promise<void> => {
-      for (;;) {
-        const ticket = await pacer.turn(false, undefined, undefined);
-        pacer.sent(ticket);
-        const request: Sent = { worker, at: performance.now() };
-        sent.push(request);
-        const accepted = take();
-        request.accepted = accepted;
-        await new Promise((resolve) => setTimeout(resolve, latencyMs));
-        const headers = accepted ? new Headers() : new Headers({ 'retry-after': '1' });
-        pacer.learned(ticket, accepted ? 201 : 429, headers, 60_000);
-        if (accepted) return;
-      }
-    };
-    for (let i = 0; i < calls; i++) void call();
-  }
-  return sent;
-}
 
 describe('a shared pace on a slow bucket', () => {
   test('the turns another worker leases during a pause, before the phase that ended is learned, are not spread at the pace that ran the bucket dry', async () => {
@@ -93,7 +62,7 @@ describe('a shared pace on a slow bucket', () => {
     const store = memoryStore();
     // What a ramp found too high (others' refusals not heard yet): 26/s, against a bucket of 20/s.
     await store.learn(KEY, 0, { rate: 26, ceiling: 26, quietMs: 30_000 });
-    const sent = job(store, 4, 50, bucket(20, 2));
+    const sent = sharedJob(store, KEY, 4, 50, bucket(20, 2));
     await vi.advanceTimersByTimeAsync(30_000);
     const refused = sent.filter((s) => !s.accepted);
     expect(sent.filter((s) => s.accepted)).toHaveLength(200);
