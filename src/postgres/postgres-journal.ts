@@ -34,6 +34,15 @@ export interface PostgresJournalOptions {
 }
 
 const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
+/** What an entry row written again takes from the new one: every column but its identity. */
+const UPSERT = `ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
+  hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
+  request_id = excluded.request_id, run_id = excluded.run_id`;
+/** The entries' rows from parameters: tenant $1, types $2, keys $3, and entryColumns() from `$from` on. */
+const entriesFrom = (from: number): string =>
+  `SELECT $1, * FROM unnest($2::text[], $3::bytea[], ${['text', 'bytea', 'bytea', 'bytea', 'bigint', 'bytea', 'bytea']
+    .map((sqlType, i) => `$${from + i}::${sqlType}[]`)
+    .join(', ')})`;
 
 interface Row {
   type: string;
@@ -62,6 +71,19 @@ function bytesOf(value: string, what: string): Buffer {
     throw new TypeError(`A ${what} given to the Postgres sync journal is not well-formed UTF-16 (a lone surrogate).`);
   }
   return Buffer.from(value, 'utf8');
+}
+
+/** The columns of `entries` after their type and key, one array each, strings encoded (see entriesFrom()). */
+function entryColumns(entries: readonly SyncJournalEntry[]): unknown[][] {
+  return [
+    entries.map((e) => e.state),
+    entries.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
+    entries.map((e) => bytesOf(e.hash, 'hash')),
+    entries.map((e) => bytesOf(e.data, 'data')),
+    entries.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
+    entries.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
+    entries.map((e) => bytesOf(e.runId, 'run id')),
+  ];
 }
 
 /** A 64-bit advisory lock number for `parts`, as Postgres reads a bigint parameter. */
@@ -291,26 +313,11 @@ class PostgresJournal implements SyncJournal {
     const remove = [...(change.remove ?? [])].sort(byTypeAndKey);
     const putKeys = put.map((e) => bytesOf(e.key, 'key'));
     const removeKeys = remove.map((e) => bytesOf(e.key, 'key'));
-    const putValues = [
-      t,
-      put.map((e) => e.type),
-      putKeys,
-      put.map((e) => e.state),
-      put.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
-      put.map((e) => bytesOf(e.hash, 'hash')),
-      put.map((e) => bytesOf(e.data, 'data')),
-      put.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
-      put.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
-      put.map((e) => bytesOf(e.runId, 'run id')),
-    ];
+    const putValues = [t, put.map((e) => e.type), putKeys, ...entryColumns(put)];
     return async (client) => {
       if (put.length > 0) {
         await client.query(
-          `INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
-           SELECT $1, * FROM unnest($2::text[], $3::bytea[], $4::text[], $5::bytea[], $6::bytea[], $7::bytea[], $8::bigint[], $9::bytea[], $10::bytea[])
-           ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
-             hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
-             request_id = excluded.request_id, run_id = excluded.run_id`,
+          `INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`,
           putValues,
         );
       }
@@ -418,7 +425,6 @@ class PostgresJournal implements SyncJournal {
         if (claim.length > 0) {
           // Rows in one order in every worker, as #change writes them.
           claim.sort((x, y) => byTypeAndKey(x.intent, y.intent));
-          const e = claim.map((i) => i.intent);
           // The claims and their intents in one statement: claims before entries, as a commit takes them.
           const rows = (
             await client.query(
@@ -430,11 +436,7 @@ class PostgresJournal implements SyncJournal {
                    expires_at = excluded.expires_at
                  RETURNING type, key, fence),
                intents AS (
-                 INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
-                 SELECT $1, * FROM unnest($2::text[], $3::bytea[], $6::text[], $7::bytea[], $8::bytea[], $9::bytea[], $10::bigint[], $11::bytea[], $12::bytea[])
-                 ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
-                   hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
-                   request_id = excluded.request_id, run_id = excluded.run_id
+                 INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(6)} ${UPSERT}
                  RETURNING 1)
                SELECT type, key, fence FROM claimed`,
               [
@@ -443,13 +445,7 @@ class PostgresJournal implements SyncJournal {
                 claim.map((i) => i.key),
                 run,
                 leaseMs,
-                e.map((x) => x.state),
-                e.map((x) => (x.crmId === undefined ? null : bytesOf(x.crmId, 'CRM id'))),
-                e.map((x) => bytesOf(x.hash, 'hash')),
-                e.map((x) => bytesOf(x.data, 'data')),
-                e.map((x) => (x.attemptedAt === undefined ? null : String(x.attemptedAt))),
-                e.map((x) => (x.requestId === undefined ? null : bytesOf(x.requestId, 'request id'))),
-                e.map((x) => bytesOf(x.runId, 'run id')),
+                ...entryColumns(claim.map((i) => i.intent)),
               ],
             )
           ).rows as { type: string; key: Buffer; fence: string }[];
@@ -537,9 +533,7 @@ class PostgresJournal implements SyncJournal {
                    INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
                    SELECT r.tenant, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
                    FROM r JOIN mine ON mine.fence = r.fence WHERE r.state IS NOT NULL
-                   ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
-                     hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
-                     request_id = excluded.request_id, run_id = excluded.run_id
+                   ${UPSERT}
                    RETURNING 1),
                  gone AS (
                    DELETE FROM ${this.#s}.entries e USING r, mine
