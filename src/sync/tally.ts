@@ -161,10 +161,8 @@ export class PlanTally {
     action: SyncPlanAction,
     { changes, reason }: Pick<SyncPlanEntry, 'changes' | 'reason'> = {},
   ): void {
-    const entry: { -readonly [K in keyof SyncPlanEntry]: SyncPlanEntry[K] } = { type, key, action };
-    if (changes) entry.changes = changes;
-    if (reason !== undefined) entry.reason = reason;
-    this.entries.push(entry);
+    // Without the fields it has no value for: an entry as JSON (crm sync plan) names only what it says.
+    this.entries.push({ type, key, action, ...(changes && { changes }), ...(reason !== undefined && { reason }) });
     this.counts[action]++;
   }
 }
