@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import * as core from 'zod/v4/core';
 
 // zod runs its length checks on any value with a `length`, even after the type check failed: a
@@ -20,7 +21,7 @@ export const maxLength = (maximum: number) =>
  * JSON Schema (`integer`: the check is zod's `number_format` of `safeint`). z.int() brings zod's
  * number formats and their table into the bundle (0.18 KiB net of this check): the SDK needs only this one.
  */
-export function safeInt(): core.$ZodCheck<number> {
+function safeInt(): core.$ZodCheck<number> {
   const inst = new core.$ZodCheck({ check: 'number_format', format: 'safeint' } as core.$ZodCheckDef);
   const note = 'Integers must be within the safe integer range.';
   const range = { note, inst, origin: 'int', inclusive: true, continue: true } as const;
@@ -36,3 +37,7 @@ export function safeInt(): core.$ZodCheck<number> {
   };
   return inst;
 }
+
+/** What `z.int().check(...checks)` is: a whole number in the safe range (safeInt()), then `checks`. */
+export const int = (...checks: core.$ZodCheck<number>[]): z.ZodMiniNumber<number> =>
+  z.number().check(safeInt(), ...checks);

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { opt } from './common';
-import { safeInt } from './length';
+import { int } from './length';
 import { inEnglish } from './messages';
 import type { RecordSchemaOf } from './named';
 
@@ -45,8 +45,8 @@ export const PaginationSchema = (z.looseObject as RecordSchemaOf<Pagination>)({
 
 /** `page` (>= 1) and `limit` (1 to 200), shared by both list endpoints. */
 export const PageParams = {
-  page: z.optional(z.number().check(safeInt(), z.gte(1))),
-  limit: z.optional(z.number().check(safeInt(), z.gte(1), z.lte(200))),
+  page: z.optional(int(z.gte(1))),
+  limit: z.optional(int(z.gte(1), z.lte(200))),
 };
 
 // What a call says of a bad value, the exported schemas say too (messages.ts).

@@ -13,7 +13,7 @@ import type {
   TenantOptions,
   ThrottleOptions,
 } from '../../options';
-import { minLength, safeInt } from '../../schemas/length';
+import { int, minLength } from '../../schemas/length';
 import type { CallSettings, TransportOptions } from '../call/settings';
 import { check } from '../endpoint/check';
 import { valueThat } from '../endpoint/refinement';
@@ -46,7 +46,7 @@ const Headers = z.catchall(z.object({}), HeaderValue).check(
   }),
 );
 const MAX_TIMER = 2_147_483_647;
-const Timeout = z.number().check(safeInt(), z.gte(1), z.lte(MAX_TIMER));
+const Timeout = int(z.gte(1), z.lte(MAX_TIMER));
 const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
 /**
  * What is wrong with a base URL, if anything; not z.url() (PERFORMANCE.md, "zod features left
@@ -76,14 +76,14 @@ const Extras = valueThat<Record<string, unknown>>(
 const perCall = {
   timeout: z.optional(Timeout),
   totalTimeout: z.optional(Timeout),
-  maxRetries: z.optional(z.number().check(safeInt(), z.gte(0), z.lte(10))),
+  maxRetries: z.optional(int(z.gte(0), z.lte(10))),
   headers: z.optional(Headers),
   signal: z.optional(valueThat<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal')),
 };
 const defaults = {
   ...perCall,
-  maxRetryAfter: z.optional(z.number().check(safeInt(), z.gte(0), z.lte(MAX_TIMER))),
-  prefetch: z.optional(z.number().check(safeInt(), z.gte(0), z.lte(16))),
+  maxRetryAfter: z.optional(int(z.gte(0), z.lte(MAX_TIMER))),
+  prefetch: z.optional(int(z.gte(0), z.lte(16))),
   // One check rather than a union of shapes: the main entry stays small (the store is checked by its entry).
   throttle: z.optional(
     valueThat<ThrottleOptions | 'off' | 'auto'>(
@@ -111,8 +111,8 @@ export const ClientOptionsSchema = z.strictObject({
   tenantId: z.optional(Credential),
   adminToken: z.optional(Credential),
   fetch: z.optional(fn<typeof globalThis.fetch>()),
-  maxConcurrency: z.optional(z.number().check(safeInt(), z.gte(1))),
-  maxResponseBytes: z.optional(z.number().check(safeInt(), z.gte(1))),
+  maxConcurrency: z.optional(int(z.gte(1))),
+  maxResponseBytes: z.optional(int(z.gte(1))),
   logger: z.optional(fn<CrmLogger>()),
   redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
   validateResponses: z.optional(z.boolean()),
