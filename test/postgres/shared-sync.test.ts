@@ -4,11 +4,11 @@ import { CrmClient, CrmValidationError } from '../../src/index';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import { canonical } from '../../src/sync/canonical';
 import { CrmSync } from '../../src/sync/crm-sync';
-import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
+import type { SyncJournalClaims } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { throughMsw } from '../support/fake-harness';
 import { startPostgres, type TestPostgres } from '../support/postgres';
-import { type ErpSource, erpSource } from '../support/sync';
+import { type ErpSource, erpSource, withClaims } from '../support/sync';
 import { entry } from '../sync/journal-conformance';
 
 let postgres: TestPostgres;
@@ -29,20 +29,6 @@ function slice(source: ErpSource, keep: (i: number) => boolean): ErpSource {
     contacts: of(source.contacts, 2),
     opportunities: of(source.opportunities, 1),
     activities: of(source.activities, 2),
-  };
-}
-
-/** `journal` with some of its claims replaced: a test stepping in between the engine and Postgres. */
-function withClaims(journal: SyncJournal, replaced: Partial<SyncJournalClaims>): SyncJournal {
-  return {
-    open: () => journal.open(),
-    lock: (...args) => journal.lock(...args),
-    get: (...args) => journal.get(...args),
-    list: (...args) => journal.list(...args),
-    pending: (...args) => journal.pending(...args),
-    write: (...args) => journal.write(...args),
-    close: () => journal.close(),
-    claims: { ...(journal.claims as SyncJournalClaims), ...replaced },
   };
 }
 

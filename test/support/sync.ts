@@ -1,6 +1,6 @@
 import { CrmClient } from '../../src/index';
 import { CrmSync } from '../../src/sync/crm-sync';
-import type { SyncJournal } from '../../src/sync/journal';
+import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
 import { memoryJournal } from '../../src/sync/memory-journal';
 import type {
   SyncAccountRecord,
@@ -78,5 +78,22 @@ export function erpSource(
       opportunityKey: `O${i >> 1}`,
       data: { type: 'note', subject: `Note ${i}`, ...change('activities', i) } as never,
     })),
+  };
+}
+
+/**
+ * `journal` with some of its claims replaced (or, for a journal without claims, given): a test
+ * stepping in between the engine and the journal's store.
+ */
+export function withClaims(journal: SyncJournal, replaced: Partial<SyncJournalClaims>): SyncJournal {
+  return {
+    open: () => journal.open(),
+    lock: (...args) => journal.lock(...args),
+    get: (...args) => journal.get(...args),
+    list: (...args) => journal.list(...args),
+    pending: (...args) => journal.pending(...args),
+    write: (...args) => journal.write(...args),
+    close: () => journal.close(),
+    claims: { ...(journal.claims as SyncJournalClaims), ...replaced },
   };
 }

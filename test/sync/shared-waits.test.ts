@@ -2,10 +2,10 @@ import { afterEach, expect, test, vi } from 'vitest';
 import { CrmClient } from '../../src/index';
 import { canonical } from '../../src/sync/canonical';
 import { CrmSync } from '../../src/sync/crm-sync';
-import type { SyncJournal, SyncJournalClaim } from '../../src/sync/journal';
+import type { SyncJournalClaim } from '../../src/sync/journal';
 import { memoryJournal } from '../../src/sync/memory-journal';
 import { throughMsw } from '../support/fake-harness';
-import { erpSource } from '../support/sync';
+import { erpSource, withClaims } from '../support/sync';
 import { entry } from './journal-conformance';
 
 afterEach(() => {
@@ -22,32 +22,23 @@ function otherCreatingA0(tenant: string) {
   const looks: number[] = [];
   let holding = true;
   let fence = 0;
-  const journal: SyncJournal = {
-    open: () => base.open(),
-    lock: (...args) => base.lock(...args),
-    get: (...args) => base.get(...args),
-    list: (...args) => base.list(...args),
-    pending: (...args) => base.pending(...args),
-    write: (...args) => base.write(...args),
-    close: () => base.close(),
-    claims: {
-      leaseMs: 30_000,
-      claim: async (t, _runId, requests) =>
-        requests.map(({ intent }): SyncJournalClaim => {
-          if (intent.key === 'A0' && holding) return { outcome: 'held', expiresAt: Date.now() + 30_000 };
-          base.write(t, { put: [intent] });
-          return { outcome: 'claimed', fence: ++fence };
-        }),
-      commit: async (t, change) => {
-        base.write(t, change);
-        return true;
-      },
-      held: async (_t, _runId, _type, keys) => {
-        if (keys.includes('A0')) looks.push(Date.now());
-        return new Map(holding && keys.includes('A0') ? [['A0', Date.now() + 30_000]] : []);
-      },
+  const journal = withClaims(base, {
+    leaseMs: 30_000,
+    claim: async (t, _runId, requests) =>
+      requests.map(({ intent }): SyncJournalClaim => {
+        if (intent.key === 'A0' && holding) return { outcome: 'held', expiresAt: Date.now() + 30_000 };
+        base.write(t, { put: [intent] });
+        return { outcome: 'claimed', fence: ++fence };
+      }),
+    commit: async (t, change) => {
+      base.write(t, change);
+      return true;
     },
-  };
+    held: async (_t, _runId, _type, keys) => {
+      if (keys.includes('A0')) looks.push(Date.now());
+      return new Map(holding && keys.includes('A0') ? [['A0', Date.now() + 30_000]] : []);
+    },
+  });
   const form = canonical({ name: 'Account 0', industry: 'Retail' });
   return {
     journal,
