@@ -76,6 +76,21 @@ describe('postgresJournal()', () => {
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.format`)).rows[0].n).toBe(1);
   });
 
+  test('four workers whose connections were used before open a new journal at once: it is created once, and none fails', async () => {
+    // Long-lived workers: each pool's connection looked the schema up before the lock let it in.
+    // (With the lock taken inside the transaction, three of the four failed in every round:
+    // CREATE SCHEMA on the catalog's unique index, their cached catalog not knowing the schema.)
+    const pools = Array.from({ length: 4 }, () => postgres.pool({ max: 1 }));
+    for (let round = 0; round < 3; round++) {
+      const schema = fresh();
+      await Promise.all(pools.map((pool, i) => postgresJournal(pool, { schema: `${schema}_before${i}` }).open()));
+      const opened = await Promise.allSettled(pools.map((pool) => postgresJournal(pool, { schema }).open()));
+
+      expect(opened.filter((result) => result.status === 'rejected')).toEqual([]);
+      expect((await pools[0]?.query(`SELECT count(*)::int AS n FROM ${schema}.format`))?.rows[0].n).toBe(1);
+    }
+  });
+
   test('a journal that exists is opened with one statement, without a transaction or a lock', async () => {
     const schema = fresh();
     await postgresJournal(postgres.pool(), { schema }).open();
