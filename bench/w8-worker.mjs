@@ -1,6 +1,6 @@
 // One worker process of W8 (bench/w8.mjs): its slice of W7a's source, synced by CrmSync paced
 // through Redis, on the shared Postgres journal or on a journal of its own in memory. Over IPC:
-//   { type: 'setup', url, tenant, groups, redisPort, prefix, journal, pg, schema } -> { type: 'ready' }
+//   { type: 'setup', url, tenant, groups, redisPort, prefix, journal, pg, schema, cold } -> { type: 'ready' }
 //   { type: 'go', at }  (epoch ms, the same for every worker) -> { type: 'done', report, endedAt }
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
@@ -10,6 +10,40 @@ import { postgresJournal } from '../dist/postgres.js';
 import { redisStore } from '../dist/redis.js';
 import { CrmSync, memoryJournal } from '../dist/sync.js';
 import { sliceOf } from './w8.mjs';
+
+/**
+ * A job's workers are long-lived (a queue's): before the measured job, each syncs a small one of its
+ * own, 180 records, through the same pool and Redis connection, into a fake, a schema and a pace
+ * key of its own. Its code is then compiled and its pool's connections open, as in a worker that has
+ * run a job before; nothing of the measured tenant is known (its pace is learned as at a first
+ * job, its journal's schema is new). Fresh processes spent their first second compiling, four at
+ * once on two cores: the server saw the ramp's requests 10 to 70 ms late, and the rate was found
+ * 5 to 18% off (BENCH_W8_COLD=1 measures them so). Warm pools also met a defect fresh ones hid:
+ * three of four workers failed to open the new journal.
+ */
+async function warmUp({ tenant, prefix, schema, groups }, redis, pool) {
+  const { startFakeCrmServer } = await import('../dist/testing.js');
+  const { records } = await import('./w7.mjs');
+  const server = await startFakeCrmServer({
+    latencyMs: 20,
+    seed: { tenants: [{ id: tenant.id, apiKey: tenant.key }] },
+  });
+  try {
+    const crm = new CrmClient({
+      baseUrl: server.url,
+      apiKey: tenant.key,
+      tenantId: tenant.id,
+      throttle: { mode: 'auto', store: redisStore(redis, { prefix: `${prefix}warm-up-${groups[0]}:` }) },
+    });
+    const journal = pool ? postgresJournal(pool, { schema: `${schema}_warm_up_${groups[0]}` }) : memoryJournal();
+    const sizes = { accounts: 40, contacts: 80, opportunities: 20, activities: 40 };
+    await new CrmSync(crm, { journal }).run(
+      Object.fromEntries(Object.keys(sizes).map((type) => [type, records(type, sizes)])),
+    );
+  } finally {
+    await server.close();
+  }
+}
 
 let run;
 const trace = [];
@@ -45,6 +79,7 @@ process.on('message', async (message) => {
       throttle: { mode: 'auto', store: redisStore(redis, { prefix }) },
     });
     const sync = new CrmSync(crm, { journal: pool ? postgresJournal(pool, { schema }) : memoryJournal() });
+    if (!message.cold) await warmUp(message, redis, pool);
     run = () => sync.run(sliceOf(groups));
     close = async () => {
       redis.disconnect();

@@ -1,6 +1,7 @@
 // W8: a fleet syncing one tenant (issue 37). W7a's source (500 accounts, 1,000 contacts, 250
 // opportunities, 500 activities) into the fake at 200/s, burst 20, answering after 20 ms, split
-// over 4 worker processes (bench/w8-worker.mjs) paced as one through redisStore():
+// over 4 long-lived worker processes (bench/w8-worker.mjs: each has run a small job of its own
+// first) paced as one through redisStore():
 // - on one postgresJournal(), each worker given an overlapping half of the source (every record
 //   offered to two workers, the claims deciding which creates it);
 // - on a memoryJournal() per worker, each given a disjoint quarter: the journal's own cost.
@@ -50,12 +51,13 @@ const SUBJECTS = {
 const say = (line) => process.stderr.write(`${line}\n`);
 
 /**
- * BENCH_W8_TRACE=1: per 250 ms of each run, the requests each worker sent and how many were
- * answered 429 (a plateau below the limit, a pause, a second refusal); BENCH_W8_SUBJECT=memory or
- * postgres runs that subject alone.
+ * BENCH_W8_TRACE=1: per 250 ms of each run (BENCH_W8_SLOT ms), the requests each worker sent and
+ * how many were answered 429 (a plateau below the limit, a pause, a second refusal);
+ * BENCH_W8_SUBJECT=memory or postgres runs that subject alone; BENCH_W8_COLD=1 runs fresh worker
+ * processes, without the warm-up of bench/w8-worker.mjs.
  */
 const TRACE = process.env.BENCH_W8_TRACE === '1';
-const SLOT_MS = 250;
+const SLOT_MS = Number(process.env.BENCH_W8_SLOT ?? 250);
 
 function traceOf(start, traces) {
   const slots = [];
@@ -135,6 +137,7 @@ async function fleet(url, subject, redisPort, pg, round) {
             pg,
             schema,
             trace: TRACE,
+            cold: process.env.BENCH_W8_COLD === '1',
           },
           'ready',
         ),
