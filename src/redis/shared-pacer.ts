@@ -275,8 +275,8 @@ export class SharedPacer implements KeyPacer {
     return this.#queue.size === 0 && !this.#reserving && performance.now() >= this.#pausedUntil;
   }
 
-  /** The pace at `now` (the store's clock), in requests a second, from what was learned. */
-  #pace(now: number): number {
+  /** The pace now, in requests a second, from what was learned. */
+  #pace(): number {
     // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
     if (this.hopeless) return Number.POSITIVE_INFINITY;
     const learned = this.#learned;
@@ -287,7 +287,11 @@ export class SharedPacer implements KeyPacer {
       const turns = this.#known - Math.max(0, this.#firstTurn - JOINED) + this.#othersTook;
       return (learned?.ramp ?? RAMP_START) + turns * RAMP_STEP;
     }
-    return climbed(learned.rate, learned.ceiling ?? learned.rate, Math.max(0, now - learned.at), learned.quietMs);
+    // The quiet time it climbs by is the time the phase's turns took at the rate, the same for every
+    // process: a key's idle time is not quiet, it says nothing of the limit. (Counted by the clock
+    // from when the rate was learned, four workers whose key had been idle ten minutes sent their
+    // next job's 400 calls within 100 ms, 380 over a bucket of 20 at 200/s.)
+    return climbed(learned.rate, learned.ceiling ?? learned.rate, (this.#known * 1000) / learned.rate, learned.quietMs);
   }
 
   /**
@@ -345,7 +349,7 @@ export class SharedPacer implements KeyPacer {
     if (this.#reserving) return false;
     const now = performance.now();
     const asking = this.#phase < 0 || this.#stale;
-    const pace = this.#pace(now + this.#offset);
+    const pace = this.#pace();
     const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
     // Not in a phase (the first lease, or the first after this process's refusal), or told by its
     // last lease that another process's refusal ended the phase, its pace is stale: the store may
@@ -408,7 +412,7 @@ export class SharedPacer implements KeyPacer {
     // number. (At each pause's end, four workers' turns went to a bucket of 2 within 10 ms, and
     // two were refused: a 20/s job took 5.7x its ideal.) By at most LEASE_MAX turns: a store's
     // turn numbers are not a reason to wait for long.
-    const pace = this.#pace(lease.now);
+    const pace = this.#pace();
     this.#at = this.#due(now + lease.delayMs, lease.startedAt - this.#offset, lease.turn, pace);
     this.#interval = Math.max(interval, 1000 / pace);
   }
@@ -505,7 +509,7 @@ export class SharedPacer implements KeyPacer {
     const late: number[] = [];
     let paceAtDry = Number.POSITIVE_INFINITY;
     // The others' turns went when their workers' #take let them, as this one's would have.
-    const pace = this.#pace(performance.now() + this.#offset);
+    const pace = this.#pace();
     const start = reservations[0]?.turn === 0 ? reservations[0].at : Number.NEGATIVE_INFINITY;
     try {
       for (const { turn, count, at, intervalMs } of reservations) {

@@ -57,7 +57,7 @@ export const HOPELESS_MS = 10_000;
 /** Pacers a transport keeps before it drops the idle ones (an `apiKey` function may serve many keys). */
 export const PACERS_KEPT = 1000;
 /**
- * Without a refusal for about this long, the pace is raised past its ceiling (climbed()), after a
+ * Sending without a refusal for about this long, the pace is raised past its ceiling (climbed()), after a
  * phase whose times agree with its outcomes: its rate then rests on them (rateOf()), and
  * searching past it sooner cost a 40/s job a second refusal, one more pause. Sooner where the
  * ceiling is a guess: QUIET_DISTORTED_MS after a phase whose times do not agree (a stall bunched or
@@ -156,6 +156,13 @@ class Pacer implements KeyPacer {
   #probed = false;
   /** The turns given since the ramp started (the first answer, or the phase's start): its pace. */
   #rampTurns = 0;
+  /**
+   * How long the pace has spent on its turns since the last refusal (the sum of their intervals):
+   * the quiet time it climbs by. A key's idle time is not quiet: it says nothing of the limit.
+   * (Counted by the clock, a key idle for ten minutes after its rate was learned sent its next
+   * job's 80 calls within 100 ms, 80 refused by a bucket of 2 at 20/s.)
+   */
+  #pacedMs = 0;
   #pausedUntil = 0;
   #next = 0;
   readonly #queue = new Queue<Waiting<Turn>>();
@@ -230,8 +237,10 @@ class Pacer implements KeyPacer {
     this.#ended = dry >= 2 ? { times: this.#times, outcomes: this.#outcomes, dry } : undefined;
     // With a rate known, the pace climbs again from it (or from the one found when the pause is
     // over), not past this pace.
-    if (this.#rate !== undefined) this.#ceiling = Math.min(this.#ceiling, this.#pace(now));
+    if (this.#rate !== undefined) this.#ceiling = Math.min(this.#ceiling, this.#pace());
     else if (dry < 2) this.#ramp /= 4;
+    // The climb starts again when the pause is over, from the rate found then.
+    this.#pacedMs = 0;
     this.#pausedUntil = now + wait;
     this.#next = this.#pausedUntil;
     this.#phase += 1;
@@ -260,13 +269,12 @@ class Pacer implements KeyPacer {
   }
 
   /** The pace now, in requests a second. */
-  #pace(now: number): number {
+  #pace(): number {
     // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
     if (this.hopeless) return Number.POSITIVE_INFINITY;
     const rate = this.#rate;
     if (rate === undefined) return this.#ramp + this.#rampTurns * RAMP_STEP;
-    // The climb starts when the pause is over, when the rate is found.
-    return climbed(rate, this.#ceiling, now - this.#pausedUntil, this.#quietMs);
+    return climbed(rate, this.#ceiling, this.#pacedMs, this.#quietMs);
   }
 
   /**
@@ -322,7 +330,9 @@ class Pacer implements KeyPacer {
       // Late by a little (a timer on a busy machine): caught up. Idle, or late by more (a stall):
       // nothing saved up to send at once. At most 1 + CATCH_UP_MS of the pace in a burst, then the pace.
       if (now - this.#next > CATCH_UP_MS) this.#next = now;
-      this.#next += 1000 / this.#pace(now);
+      const interval = 1000 / this.#pace();
+      this.#next += interval;
+      if (this.#rate !== undefined) this.#pacedMs += interval;
       this.#rampTurns += 1;
       this.#queue.shift()?.done({ phase: this.#phase, index });
     }
@@ -330,9 +340,10 @@ class Pacer implements KeyPacer {
 }
 
 /**
- * The pace `ms` after a rate was learned: a little below it, climbing CLIMB a second to its
- * ceiling; and, perhaps the limit was raised or the rate found low, raised past it by more and
- * more without a refusal (+10% after `quietMs`, +46% after twice that, x2.4, x4.6...).
+ * The pace after `ms` of sending at a rate learned (idle time does not count: see Pacer's
+ * #pacedMs): a little below it, climbing CLIMB a second to its ceiling; and, perhaps the limit
+ * was raised or the rate found low, raised past it by more and more without a refusal (+10% after
+ * `quietMs`, +46% after twice that, x2.4, x4.6...).
  */
 export const climbed = (rate: number, ceiling: number, ms: number, quietMs = QUIET_MS): number =>
   Math.min(Math.max(rate, ceiling), rate * CLIMB ** (ms / 1000)) * MARGIN * 1.1 ** (Math.floor(ms / quietMs) ** 2);
