@@ -117,6 +117,31 @@ function holderAlive(lock: LockRow, host: string): boolean {
   }
 }
 
+/** SQLITE_BUSY: another connection holds a lock this statement needs. */
+const BUSY = 5;
+
+/**
+ * Puts the file in WAL mode. Switching a new file to WAL takes it exclusively, and SQLite answers
+ * SQLITE_BUSY there without waiting on busy_timeout when another process is switching it or
+ * creating its tables: processes opening one new file at once try again, for as long as a busy
+ * transaction would wait (with the switch tried once, 5 of 6 processes opening a new file at once
+ * failed with "database is locked").
+ */
+async function walMode(db: DatabaseSync): Promise<void> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL;');
+      return;
+    } catch (error) {
+      const code = (error as { errcode?: unknown }).errcode;
+      // The primary code: an extended one (SQLITE_BUSY_RECOVERY) is busy too.
+      if (typeof code !== 'number' || (code & 0xff) !== BUSY || Date.now() >= until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+    }
+  }
+}
+
 class SqliteJournal implements SyncJournal {
   readonly #path: string;
   #opened: Opened | undefined;
@@ -138,8 +163,10 @@ class SqliteJournal implements SyncJournal {
     let db: DatabaseSync | undefined;
     try {
       db = new sqlite.DatabaseSync(this.#path);
+      db.exec('PRAGMA busy_timeout = 10000;');
+      await walMode(db);
       // The intent of a create must be on disk before its request goes: every commit is fsync'd.
-      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 10000;');
+      db.exec('PRAGMA synchronous = FULL;');
       const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
       if (version > FORMAT) {
         throw new SyncJournalError(

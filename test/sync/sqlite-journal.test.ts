@@ -48,6 +48,32 @@ describe('sqliteJournal()', () => {
     db.close();
   });
 
+  test('opens a new file while another process holds its write lock, as processes opening one new journal at once do', async () => {
+    const path = join(dir, 'new.db');
+    // Another process got to the new file first and is writing in it: its lock, held a moment.
+    const other = new DatabaseSync(path);
+    other.exec('BEGIN IMMEDIATE; CREATE TABLE other (x);');
+    const released = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        other.exec('ROLLBACK');
+        resolve();
+      }, 200),
+    );
+    const journal = sqliteJournal(path);
+
+    const opened = await Promise.resolve(journal.open()).then(
+      () => 'opened',
+      (error: unknown) => error,
+    );
+    await released;
+    other.close();
+
+    expect(opened).toBe('opened');
+    await journal.write('acme', { put: [entry('accounts', 'a1')] });
+    expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')).toMatchObject({ crmId: 'crm_a1' });
+    await journal.close();
+  });
+
   test('refuses a journal written by a newer version, naming it, and leaves it as it was', async () => {
     const path = join(dir, 'newer.db');
     const db = new DatabaseSync(path);
