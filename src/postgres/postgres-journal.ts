@@ -775,8 +775,9 @@ class PostgresJournal implements SyncJournal {
  * reached, and an `'error'` listener (node-postgres emits its idle clients' errors there, and a
  * pool without a listener throws them).
  *
- * @param pool - A `pg.Pool`, yours to configure and to end; the journal uses up to two of its
- * clients at a time per run.
+ * @param pool - A `pg.Pool`, yours to configure and to end. No step of a run or of
+ * `sync.resolve()` needs two of its clients at once, so any size works; a run's claims, commits
+ * and renewals each use one, and overlap when the pool has room.
  * @example
  * ```ts
  * import pg from 'pg';

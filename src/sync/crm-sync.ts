@@ -190,7 +190,12 @@ export class CrmSync {
       rejectInput('crmId', 'The CRM id found (a non-empty string), or null when the record is not in the CRM');
     }
     const settings = await this.#open();
-    const lock = await this.#journal.lock(this.#tenant, settings.runId);
+    // As run(): a shared journal's runs take no lock, so it would keep none of them out; and the
+    // Postgres journal's lock holds a pool client for as long as it is held, so that the reads
+    // and the write below waited for a second one (a pool of one client, or as many resolves at
+    // once as clients, never settled).
+    const lock =
+      this.#journal.claims === undefined ? await this.#journal.lock(this.#tenant, settings.runId) : undefined;
     try {
       const entry = (await this.#journal.get(this.#tenant, type, [key])).get(key);
       if (crmId === null) {
@@ -214,7 +219,7 @@ export class CrmSync {
         ],
       });
     } finally {
-      await lock.release();
+      await lock?.release();
     }
   }
 

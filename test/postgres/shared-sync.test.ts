@@ -217,6 +217,25 @@ describe('CrmSync over a shared postgresJournal()', () => {
     expect(fake.requests).toEqual([]);
   });
 
+  test('sync.resolve() settles records on a pool of one client, several at once, rather than waiting for a second client', async () => {
+    const { fake, baseUrl } = await throughMsw();
+    // No second client ever: a statement that waited for one fails after 10 s, as the pool's timeout says.
+    const pool = postgres.pool({ max: 1, connectionTimeoutMillis: 10_000 });
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    const sync = new CrmSync(crm, { journal: postgresJournal(pool, { schema: fresh() }), settleMs: 0 });
+
+    const settled = await Promise.allSettled([
+      sync.resolve('accounts', 'A1', 'acc_1'),
+      sync.resolve('accounts', 'A2', 'acc_2'),
+      sync.resolve('contacts', 'C1', null),
+    ]);
+
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(await sync.idOf('accounts', 'A1')).toBe('acc_1');
+    expect(await sync.idOf('accounts', 'A2')).toBe('acc_2');
+    expect(fake.requests).toEqual([]);
+  }, 60_000);
+
   test('a Postgres that cannot be reached fails the run at once, and nothing is sent', async () => {
     const { fake, baseUrl } = await throughMsw();
     const pool = new pg.Pool({ ...postgres.connection, port: 1, connectionTimeoutMillis: 5_000 });
