@@ -145,8 +145,9 @@ export class SharedPacer implements KeyPacer {
   #probed = false;
   /** Phases in a row whose first turn was refused. */
   #barren = 0;
-  /** When a request of the key was last accepted in this process (or the pacer made). */
+  /** When a request of the key was last accepted in this process (or the pacer made), and last refused. */
   #acceptedAt = performance.now();
+  #refusedAt = Number.NEGATIVE_INFINITY;
   /** The longest pause this process waits out (its calls' maxRetryAfter): a store's longer one is a wrong answer. */
   #maxPause = DELAY_MAX;
   readonly #queue = new Queue<Waiting<Ticket>>();
@@ -207,7 +208,8 @@ export class SharedPacer implements KeyPacer {
   learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     const outcome = refusal ? REFUSED : ACCEPTED;
-    if (!refusal) this.#acceptedAt = performance.now();
+    if (refusal) this.#refusedAt = performance.now();
+    else this.#acceptedAt = performance.now();
     // The first request's answer: the calls behind it may go, and the ramp starts.
     if (ticket === this.#probe) {
       this.#probe = undefined;
@@ -264,10 +266,13 @@ export class SharedPacer implements KeyPacer {
    * Whether the key is refused whatever its pace (BARREN phases in a row refused at their first
    * turn, and nothing accepted for HOPELESS_MS: a quota used up, a key blocked): its calls then
    * fail as they would without a pacer, each after its retries (retry/decide.ts), rather than
-   * waiting for ever, one at a time.
+   * waiting for ever, one at a time. It is so while the key is refused: unused for HOPELESS_MS
+   * since its last refusal (a worker's next job, the quota renewed), the key is tried again at its
+   * pace (see Pacer's).
    */
   get hopeless(): boolean {
-    return this.#barren >= BARREN && performance.now() - this.#acceptedAt >= HOPELESS_MS;
+    const now = performance.now();
+    return this.#barren >= BARREN && now - this.#acceptedAt >= HOPELESS_MS && now - this.#refusedAt < HOPELESS_MS;
   }
 
   /** Whether nothing waits and no pause is on: a pacer that may be dropped. */

@@ -36,4 +36,39 @@ describe("throttle: 'auto' after a key was idle", () => {
       ),
     ).toBeLessThanOrEqual(1);
   });
+
+  test('a key refused whatever its pace through one job is tried again at its pace by the next job, ten minutes later, not all at once', {
+    timeout: 60_000,
+  }, async () => {
+    let blocked = true;
+    const take = bucket(20, 2);
+    const seen = contactsServer((index) => (blocked || !take() ? refused(1) : created(index)));
+    const crm = makeClient({ throttle: 'auto' });
+    // A quota used up: every request refused, each call failing after its retries.
+    const failed = await settle(
+      Promise.allSettled(Array.from({ length: 40 }, (_, i) => crm.contacts.create({ email: `a${i}@x.io` }))),
+      600_000,
+    );
+    expect(failed.every((result) => result.status === 'rejected')).toBe(true);
+    const firstJob = seen.length;
+
+    blocked = false;
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    const results = await settle(
+      Promise.all(Array.from({ length: 80 }, (_, i) => crm.contacts.create({ email: `b${i}@x.io` }))),
+      600_000,
+    );
+
+    // Judged refused for good, the key sent the next job's 80 calls at once: 78 refused.
+    const next = seen.slice(firstJob);
+    expect(results).toHaveLength(80);
+    expect(next.filter((request) => request.status === 429).length).toBeLessThanOrEqual(2);
+    expect(
+      worstExcess(
+        next.map((request) => request.at),
+        20 * 1.05,
+        2,
+      ),
+    ).toBeLessThanOrEqual(1);
+  });
 });

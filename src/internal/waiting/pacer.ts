@@ -140,8 +140,9 @@ class Pacer implements KeyPacer {
   #accepted = 0;
   /** Phases in a row that ended in a refusal with nothing accepted. */
   #barren = 0;
-  /** When a request of the key was last accepted (or the pacer made). */
+  /** When a request of the key was last accepted (or the pacer made), and last refused. */
   #acceptedAt = performance.now();
+  #refusedAt = Number.NEGATIVE_INFINITY;
   /** When this phase's requests were sent: the bucket's input, to find its rate from. */
   #times: number[] = [];
   /** The shortest round trip of this phase's requests, and when the first request's answer came. */
@@ -198,7 +199,8 @@ class Pacer implements KeyPacer {
   learned(ticket: Turn, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     const now = performance.now();
-    if (!refusal) this.#acceptedAt = now;
+    if (refusal) this.#refusedAt = now;
+    else this.#acceptedAt = now;
     if (ticket.phase === this.#phase && ticket.index >= 0) {
       if (ticket.phase === 0 && ticket.index === 0) this.#firstAnswered = now;
       else this.#rtt = Math.min(this.#rtt, now - (this.#times[ticket.index] as number));
@@ -238,7 +240,9 @@ class Pacer implements KeyPacer {
     // With a rate known, the pace climbs again from it (or from the one found when the pause is
     // over), not past this pace.
     if (this.#rate !== undefined) this.#ceiling = Math.min(this.#ceiling, this.#pace());
-    else if (dry < 2) this.#ramp /= 4;
+    // No lower than 1/s: a key refused whatever its pace (a quota used up) made it 50 / 4^n, and
+    // once the key was tried again (see hopeless), its first turn was more than ten minutes away.
+    else if (dry < 2) this.#ramp = Math.max(1, this.#ramp / 4);
     // The climb starts again when the pause is over, from the rate found then.
     this.#pacedMs = 0;
     this.#pausedUntil = now + wait;
@@ -257,10 +261,14 @@ class Pacer implements KeyPacer {
    * Whether the key is refused whatever its pace (BARREN phases in a row with nothing accepted,
    * and nothing accepted for HOPELESS_MS: a quota used up, a key blocked): its calls then fail as
    * they would without a pacer, each after its retries (retry/decide.ts), rather than waiting for
-   * ever, one at a time.
+   * ever, one at a time. It is so while the key is refused: unused for HOPELESS_MS since its last
+   * refusal (a worker's next job, the quota renewed), the key is tried again at its pace. (Judged
+   * once for good, a key refused through one job sent the next job's 80 calls at once, ten minutes
+   * later, and a bucket of 2 at 20/s refused 78 of them.)
    */
   get hopeless(): boolean {
-    return this.#barren >= BARREN && performance.now() - this.#acceptedAt >= HOPELESS_MS;
+    const now = performance.now();
+    return this.#barren >= BARREN && now - this.#acceptedAt >= HOPELESS_MS && now - this.#refusedAt < HOPELESS_MS;
   }
 
   /** Whether nothing waits and no pause is on: a pacer that may be dropped. */
