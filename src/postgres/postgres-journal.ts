@@ -745,6 +745,16 @@ class PostgresJournal implements SyncJournal {
     if (error instanceof SyncJournalError || error instanceof TypeError) return error;
     const code = (error as { code?: unknown }).code;
     const why = error instanceof Error ? error.message : String(error);
+    if ((code === '42P01' || code === '3F000') && doing !== 'opened') {
+      // Dropped under a journal opened before (an operator's reset): open() runs again on the next
+      // run, as in a new worker, rather than every later run of a long-lived one failing so.
+      this.#opened = false;
+      return new SyncJournalError(
+        'unavailable',
+        `The Postgres sync journal in schema ${this.#schema} is gone (${why}, SQLSTATE ${code}): its tables were dropped while this journal was open, and the run sends nothing more. The next run creates the journal anew, as a new worker would, knowing none of the records it held, and creates them again: restore the schema from a backup before then to keep them (README.md, "Syncing with many workers").`,
+        { cause: error },
+      );
+    }
     const lost = typeof code !== 'string' || LOST.test(code);
     return new SyncJournalError(
       'unavailable',

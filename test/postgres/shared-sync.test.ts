@@ -236,6 +236,32 @@ describe('CrmSync over a shared postgresJournal()', () => {
     expect(fake.requests).toEqual([]);
   }, 60_000);
 
+  test('a journal whose schema an operator dropped between two runs of a long-lived worker: the run says so and sends nothing, and the next run creates it anew', async () => {
+    const { fake, baseUrl } = await throughMsw();
+    const pool = postgres.pool({ max: 2 });
+    const schema = fresh();
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    // One journal object for every job, as a queue worker keeps it.
+    const sync = new CrmSync(crm, { journal: postgresJournal(pool, { schema }), settleMs: 0 });
+    await sync.run({ accounts: erpSource(2).accounts });
+    await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+    const sent = fake.requests.length;
+
+    const dropped = await sync.run({ accounts: erpSource(3).accounts }).catch((error: unknown) => error);
+
+    expect(dropped).toBeInstanceOf(SyncJournalError);
+    expect(dropped).toMatchObject({ reason: 'unavailable' });
+    expect((dropped as Error).message).toMatch(
+      new RegExp(
+        `schema ${schema} is gone .*dropped while this journal was open.*The next run creates the journal anew`,
+      ),
+    );
+    expect(fake.requests.length).toBe(sent);
+    const next = await sync.run({ accounts: erpSource(3).accounts });
+    expect(next.created).toBe(3);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.entries`)).rows).toEqual([{ n: 3 }]);
+  });
+
   test('a Postgres that cannot be reached fails the run at once, and nothing is sent', async () => {
     const { fake, baseUrl } = await throughMsw();
     const pool = new pg.Pool({ ...postgres.connection, port: 1, connectionTimeoutMillis: 5_000 });
