@@ -105,9 +105,27 @@ function journalError(error: unknown, path: string, doing: string): SyncJournalE
   );
 }
 
+/**
+ * The run locks this process holds, of every sqliteJournal() it opened, as `tenant NUL runId`: one
+ * set per process, even were this module loaded twice (an ESM and a CommonJS copy).
+ */
+const HELD = heldLocks();
+
+function heldLocks(): Set<string> {
+  const global = globalThis as Record<symbol, Set<string> | undefined>;
+  const name = Symbol.for('crm-integration-sdk.sqlite-journal.locks');
+  const held = global[name] ?? new Set<string>();
+  global[name] = held;
+  return held;
+}
+
 /** Whether the process that took a lock still runs; a process of another host is taken to. */
-function holderAlive(lock: LockRow, host: string): boolean {
+function holderAlive(lock: LockRow, tenant: string, host: string): boolean {
   if (lock.host !== host) return true;
+  // A lock of this very pid is live only while a run of this process holds it: the pid may be a
+  // dead process's reused (a container's worker restarts as pid 1 on the same host name), or the
+  // lock one this process failed to release. Either refused every later run of this process.
+  if (lock.pid === process.pid) return HELD.has(`${tenant}\u0000${lock.run_id}`);
   try {
     process.kill(lock.pid, 0);
     return true;
@@ -216,7 +234,7 @@ class SqliteJournal implements SyncJournal {
     const opened = this.#use();
     this.#transaction('locked', () => {
       const held = opened.lockRow.get(tenant) as LockRow | undefined;
-      if (held && holderAlive(held, opened.host)) {
+      if (held && holderAlive(held, tenant, opened.host)) {
         throw new SyncJournalError(
           'locked',
           `Another sync run (${held.run_id}, process ${held.pid} on ${held.host}) holds the journal ${this.#path} for tenant ${tenant}.`,
@@ -224,7 +242,15 @@ class SqliteJournal implements SyncJournal {
       }
       opened.lockPut.run(tenant, runId, process.pid, opened.host, Date.now());
     });
-    return { release: () => this.#transaction('unlocked', () => opened.lockDelete.run(tenant, runId)) };
+    const id = `${tenant}\u0000${runId}`;
+    HELD.add(id);
+    return {
+      release: () => {
+        // Not this process's any more, even when its row could not be deleted: the next run takes it over.
+        HELD.delete(id);
+        this.#transaction('unlocked', () => opened.lockDelete.run(tenant, runId));
+      },
+    };
   }
 
   get(tenant: string, type: SyncType, keys: readonly string[]): ReadonlyMap<string, SyncJournalEntry> {

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import type { SyncJournalLock } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import { describeSyncJournal, entry } from './journal-conformance';
@@ -152,6 +153,37 @@ describe('sqliteJournal()', () => {
     await other.close();
     await journal.close();
   });
+});
+
+test("a lock left by an earlier process of this one's pid and host is taken over: a container's worker restarts as the same pid", async () => {
+  const path = join(dir, 'restarted.db');
+  const journal = sqliteJournal(path);
+  await journal.open();
+  // The worker that ran before this one on this host, as pid 1 too, was killed mid-run.
+  const db = new DatabaseSync(path);
+  db.prepare('INSERT INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, 0)').run(
+    'acme',
+    'run_killed',
+    process.pid,
+    hostname(),
+  );
+  db.close();
+
+  const taken = await Promise.resolve()
+    .then(() => journal.lock('acme', 'run_new'))
+    .catch((error: unknown) => error);
+
+  expect(taken).not.toBeInstanceOf(Error);
+  // A run of this process still holds its lock against this process's other runs and journals.
+  const again = sqliteJournal(path);
+  await again.open();
+  expect(() => journal.lock('acme', 'run_other')).toThrow(expect.objectContaining({ reason: 'locked' }));
+  expect(() => again.lock('acme', 'run_other')).toThrow(expect.objectContaining({ reason: 'locked' }));
+  await (taken as SyncJournalLock).release();
+  const next = await again.lock('acme', 'run_next');
+  await next.release();
+  await again.close();
+  await journal.close();
 });
 
 test('sqliteJournal() keeps a run log across reopening, added to a journal made before it had one', async () => {
