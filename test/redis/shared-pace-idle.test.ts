@@ -2,7 +2,7 @@ import { describe, expect, test, vi } from 'vitest';
 import { Pacers } from '../../src/internal/waiting/pacer';
 import { memoryStore } from '../../src/redis/index';
 import { makeClient } from '../support/capture';
-import { bucket, contactsServer, created, refused, settle, usePacedClock, worstExcess } from '../support/paced';
+import { twoJobsTenMinutesApart, usePacedClock, worstExcess } from '../support/paced';
 
 /*
  * Workers sharing a pace through a store, in long-lived processes: a job, the key idle, the next
@@ -51,27 +51,10 @@ describe('a shared pace after the key was idle', () => {
   test('a key refused whatever its pace through one job is tried again at its pace by the next job, ten minutes later, not all at once', {
     timeout: 60_000,
   }, async () => {
-    let blocked = true;
-    const take = bucket(20, 2);
-    const seen = contactsServer((index) => (blocked || !take() ? refused(1) : created(index)));
     const crm = makeClient({ throttle: { mode: 'auto', store: memoryStore() } });
-    // A quota used up: every request refused, each call failing after its retries.
-    const failed = await settle(
-      Promise.allSettled(Array.from({ length: 40 }, (_, i) => crm.contacts.create({ email: `a${i}@x.io` }))),
-      600_000,
-    );
-    expect(failed.every((result) => result.status === 'rejected')).toBe(true);
-    const firstJob = seen.length;
+    const { results, next } = await twoJobsTenMinutesApart(crm, true);
 
-    blocked = false;
-    await vi.advanceTimersByTimeAsync(10 * 60_000);
-    const results = await settle(
-      Promise.all(Array.from({ length: 80 }, (_, i) => crm.contacts.create({ email: `b${i}@x.io` }))),
-      600_000,
-    );
-
-    // Judged refused for good, the key sent the next job's 80 calls at once.
-    const next = seen.slice(firstJob);
+    // Judged refused for good, the key sent the next job's 80 calls at once: 79 refused.
     expect(results).toHaveLength(80);
     expect(next.filter((request) => request.status === 429).length).toBeLessThanOrEqual(2);
     expect(

@@ -188,3 +188,30 @@ export function sharedJob(
   }
   return sent;
 }
+
+/**
+ * A long-lived worker's two jobs of 80 creates on one key, ten minutes apart, against a bucket of
+ * 2 at 20/s: the first job's requests all refused when `quotaUsedUp` (its calls fail after their
+ * retries), else paced by it. Resolves to the second job's results and what the server saw of it.
+ */
+export async function twoJobsTenMinutesApart(
+  crm: CrmClient,
+  quotaUsedUp: boolean,
+): Promise<{ results: unknown[]; next: Seen[] }> {
+  let blocked = quotaUsedUp;
+  const take = bucket(20, 2);
+  const seen = contactsServer((index) => (blocked || !take() ? refused(1) : created(index)));
+  const job = (name: string) =>
+    Promise.allSettled(Array.from({ length: 80 }, (_, i) => crm.contacts.create({ email: `${name}${i}@x.io` })));
+  const first = await settle(job('a'), 600_000);
+  if (first.some((result) => (result.status === 'rejected') !== quotaUsedUp))
+    throw new Error('the first job went otherwise');
+  const firstJob = seen.length;
+  blocked = false;
+  await vi.advanceTimersByTimeAsync(10 * 60_000);
+  const second = await settle(job('b'), 600_000);
+  return {
+    results: second.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])),
+    next: seen.slice(firstJob),
+  };
+}
