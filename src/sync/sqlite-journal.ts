@@ -168,8 +168,20 @@ class SqliteJournal implements SyncJournal {
     this.#path = path;
   }
 
-  async open(): Promise<void> {
-    if (this.#opened) return;
+  /** The open() under way: runs starting at once on one journal share it. */
+  #opening: Promise<void> | undefined;
+
+  open(): Promise<void> {
+    if (this.#opened) return Promise.resolve();
+    // Each call opened a connection of its own and kept the last: a worker whose jobs started at
+    // once left the others open for good, which close() never reached.
+    this.#opening ??= this.#open().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  async #open(): Promise<void> {
     const sqlite = await import('node:sqlite').catch((error: unknown) => {
       throw new SyncJournalError(
         'unavailable',

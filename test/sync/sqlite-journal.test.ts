@@ -186,6 +186,27 @@ test("a lock left by an earlier process of this one's pid and host is taken over
   await journal.close();
 });
 
+test('runs starting at once on one sqliteJournal() open its file once, and close() leaves no connection to it', async () => {
+  const path = join(dir, 'once.db');
+  const journal = sqliteJournal(path);
+
+  await Promise.all([journal.open(), journal.open(), journal.open()]);
+  await journal.write('acme', { put: [entry('accounts', 'a1')] });
+  await journal.close();
+
+  // Leaving WAL needs the file alone: a connection left open refuses it ("database is locked").
+  const db = new DatabaseSync(path);
+  const mode = (() => {
+    try {
+      return db.prepare('PRAGMA journal_mode = DELETE').get();
+    } catch (error) {
+      return error;
+    }
+  })();
+  db.close();
+  expect(mode).toEqual({ journal_mode: 'delete' });
+});
+
 test('sqliteJournal() keeps a run log across reopening, added to a journal made before it had one', async () => {
   const path = join(dir, 'old.db');
   const old = new DatabaseSync(path);
