@@ -112,6 +112,15 @@ interface CommitRow {
 /** SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure): tried again. */
 const RETRY = new Set(['40P01', '40001']);
 
+/**
+ * Every transaction of the journal reads committed rows, whatever the role's or the session's
+ * default isolation: each statement of a claim reads what its keys' last holder committed once
+ * their locks are held. Under a default of `serializable` (a role's, or a setting a shared pool's
+ * session kept), Postgres aborted claims of other keys that had read the same tables (43 of the
+ * claims of four workers overlapping on one source), and a run failed as a read was aborted too.
+ */
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+
 class PostgresJournal implements SyncJournal {
   readonly #pool: PostgresPool;
   readonly #schema: string;
@@ -159,7 +168,7 @@ class PostgresJournal implements SyncJournal {
     await this.#transaction(
       'opened',
       async (client) => {
-        await client.query('BEGIN');
+        await client.query(BEGIN);
         const found = await client.query('SELECT to_regclass($1) AS format', [`${this.#s}.format`]);
         if ((found.rows[0] as { format: string | null }).format === null) {
           await client.query(schemaSql(this.#s, FORMAT));
@@ -368,7 +377,7 @@ class PostgresJournal implements SyncJournal {
     // transactions, each claim waiting out the last). Never waiting, two claims never deadlock.
     // BEGIN and the locks in one round trip (a statement without parameters may be several): the
     // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
-    const begin = `BEGIN; SELECT array_agg(x::text) FILTER (WHERE pg_try_advisory_xact_lock(x)) AS mine,
+    const begin = `${BEGIN}; SELECT array_agg(x::text) FILTER (WHERE pg_try_advisory_xact_lock(x)) AS mine,
       (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
       FROM unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
     const claims = await this.#transaction(
@@ -688,7 +697,7 @@ class PostgresJournal implements SyncJournal {
   #transaction<T>(
     doing: string,
     body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
-    begin = 'BEGIN',
+    begin = BEGIN,
     end?: string,
   ): Promise<T> {
     return this.#retried(() => this.#once(doing, body, begin, end));
@@ -710,7 +719,7 @@ class PostgresJournal implements SyncJournal {
   async #once<T>(
     doing: string,
     body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
-    begin = 'BEGIN',
+    begin = BEGIN,
     end?: string,
   ): Promise<T> {
     const client = await this.#connect(doing);

@@ -104,7 +104,7 @@ describe('postgresJournal() claims', () => {
     expect(answers.map((answer) => answer.outcome)).toEqual(['held', 'exists', ...keys.slice(2).map(() => 'claimed')]);
     expect(answers[1]).toMatchObject({ entry: { state: 'synced', crmId: 'acc_K1' } });
     expect(statements).toHaveLength(4);
-    expect(statements[0]).toMatch(/^BEGIN; SELECT .*pg_try_advisory_xact_lock/s);
+    expect(statements[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*pg_try_advisory_xact_lock/s);
     expect(statements[3]).toBe('COMMIT');
     const intents = await a.get('acme', 'accounts', keys);
     expect(keys.slice(2).map((k) => intents.get(k))).toEqual(
@@ -132,7 +132,7 @@ describe('postgresJournal() claims', () => {
         return {
           query: async (text: string, values?: unknown[]) => {
             const result = await client.query(text, values);
-            if (text.startsWith('BEGIN; SELECT')) {
+            if (text.startsWith('BEGIN') && text.includes('pg_try_advisory_xact_lock')) {
               pause?.();
               await resumed;
             }
@@ -173,6 +173,63 @@ describe('postgresJournal() claims', () => {
       { key: 'K1', run: 'run_b' },
       { key: 'K2', run: 'run_a' },
     ]);
+    await a.close();
+    await b.close();
+  });
+
+  test("claims of two keys at once are not aborted under a role whose default isolation is serializable: the journal's transactions read committed", async () => {
+    const schema = `c_${Math.random().toString(36).slice(2)}`;
+    const serializable = { options: '-c default_transaction_isolation=serializable' };
+    let paused: () => void = () => {};
+    const atWrite = new Promise<void>((resolve) => {
+      paused = resolve;
+    });
+    let resume: () => void = () => {};
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const statements: string[] = [];
+    // Worker B's first claim stops after its read, before its write, until A has claimed another key.
+    const gated: PostgresPool = {
+      connect: async () => {
+        const client = await postgres.pool(serializable).connect();
+        return {
+          query: async (text: string, values?: unknown[]) => {
+            statements.push(text);
+            if (text.includes(`INSERT INTO "${schema}".claims`) && statements.filter((t) => t === text).length === 1) {
+              paused();
+              await resumed;
+            }
+            return client.query(text, values);
+          },
+          release: (error?: Error | boolean) => client.release(error),
+          on: (event: 'error', listener: (error: Error) => void) => client.on(event, listener),
+          removeListener: (event: 'error', listener: (error: Error) => void) => client.removeListener(event, listener),
+        };
+      },
+    };
+    const a = postgresJournal(postgres.pool(serializable), { schema });
+    const b = postgresJournal(gated, { schema });
+    await a.open();
+    await b.open();
+    statements.length = 0;
+
+    const bClaim = (b.claims as SyncJournalClaims).claim('acme', 'run_b', [
+      { intent: sending('K1', 'run_b'), resend: false },
+    ]);
+    await atWrite;
+    const aAnswers = await (a.claims as SyncJournalClaims).claim('acme', 'run_a', [
+      { intent: sending('K2', 'run_a'), resend: false },
+    ]);
+    resume();
+    const bAnswers = await bClaim;
+
+    expect(aAnswers).toEqual([{ outcome: 'claimed', fence: expect.any(Number) }]);
+    expect(bAnswers).toEqual([{ outcome: 'claimed', fence: expect.any(Number) }]);
+    // Serializable, B's transaction had read what A then wrote and wrote what A had read: Postgres
+    // aborted it (SQLSTATE 40001), and the journal sent it again.
+    expect(statements.filter((text) => text === 'ROLLBACK')).toEqual([]);
+    expect(statements.filter((text) => text.startsWith('BEGIN'))).toHaveLength(1);
     await a.close();
     await b.close();
   });
