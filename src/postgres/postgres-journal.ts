@@ -124,6 +124,8 @@ const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 class PostgresJournal implements SyncJournal {
   readonly #pool: PostgresPool;
   readonly #schema: string;
+  /** How long a statement may go unanswered before its connection is given up (#connect). */
+  readonly #answerMs: number;
   /** The schema, quoted, for the statements. */
   readonly #s: string;
   #opened = false;
@@ -138,6 +140,9 @@ class PostgresJournal implements SyncJournal {
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
     this.#pool = pool;
     this.#schema = schema;
+    // A lease, and never under 5 s: far past any answer a live Postgres gives the journal's small
+    // statements, on a busy machine too.
+    this.#answerMs = Math.max(leaseMs, 5000);
     this.#s = `"${schema}"`;
     this.claims = {
       leaseMs,
@@ -660,12 +665,47 @@ class PostgresJournal implements SyncJournal {
     };
   }
 
+  /**
+   * A client of the pool whose statements each fail when unanswered for a lease (at least 5 s), the
+   * client then given up (released with that error: the pool closes it). A pooled connection that
+   * a NAT or a firewall dropped without a word answers nothing, and a run waited on it for good,
+   * deaf to its signal; its claims could not have been renewed over that time anyway.
+   */
   async #connect(doing: string): Promise<PostgresPoolClient> {
+    let client: PostgresPoolClient;
     try {
-      return await this.#pool.connect();
+      client = await this.#pool.connect();
     } catch (error) {
       throw this.#error(error, doing);
     }
+    const answerMs = this.#answerMs;
+    let silent: Error | undefined;
+    return {
+      query: (text, values) => {
+        if (silent) return Promise.reject(silent);
+        let answered = false;
+        const asked = client.query(text, values).finally(() => {
+          answered = true;
+        });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const unanswered = new Promise<never>((_, reject) => {
+          // After the poll phase: a process resumed after a stall reads an answer already there first.
+          timer = setTimeout(
+            () =>
+              setImmediate(() => {
+                if (answered) return;
+                silent = new Error(`Postgres did not answer within ${answerMs} ms: its connection was given up`);
+                reject(silent);
+              }),
+            answerMs,
+          );
+        });
+        return Promise.race([asked, unanswered]).finally(() => clearTimeout(timer));
+      },
+      release: (error) => client.release(silent ?? error),
+      on: (event, listener) => client.on(event, listener),
+      removeListener: (event, listener) => client.removeListener(event, listener),
+    };
   }
 
   async #read(text: string, values: unknown[]): Promise<Row[]> {

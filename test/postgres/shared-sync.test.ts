@@ -7,7 +7,7 @@ import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournalClaims } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { throughMsw } from '../support/fake-harness';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { silentRelay, startPostgres, type TestPostgres } from '../support/postgres';
 import { type ErpSource, erpSource, withClaims } from '../support/sync';
 import { entry } from '../sync/journal-conformance';
 
@@ -261,6 +261,26 @@ describe('CrmSync over a shared postgresJournal()', () => {
     expect(next.created).toBe(3);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema}.entries`)).rows).toEqual([{ n: 3 }]);
   });
+
+  test("a pooled connection that went silent between two jobs (a NAT forgot it) fails the worker's next run once unanswered for a lease (5 s at least), rather than hanging it; the run after that syncs", async () => {
+    const { fake, baseUrl } = await throughMsw();
+    const relay = await silentRelay(postgres.port);
+    const pool = postgres.pool({ port: relay.port, max: 1 });
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    const sync = new CrmSync(crm, { journal: postgresJournal(pool, { schema: fresh(), leaseMs: 1000 }), settleMs: 0 });
+    await sync.run({ accounts: erpSource(1).accounts });
+    relay.silence();
+    const sent = fake.requests.length;
+
+    // Never answered: the old journal waited on the connection for good, and the test timed out.
+    const silent = await sync.run({ accounts: erpSource(2).accounts }).catch((error: unknown) => error);
+
+    expect(silent).toBeInstanceOf(SyncJournalError);
+    expect((silent as Error).message).toMatch(/did not answer within 5000 ms: its connection was given up/);
+    expect(fake.requests.length).toBe(sent);
+    expect(await sync.run({ accounts: erpSource(2).accounts })).toMatchObject({ created: 1, unchanged: 1 });
+    await relay.close();
+  }, 60_000);
 
   test('a Postgres that cannot be reached fails the run at once, and nothing is sent', async () => {
     const { fake, baseUrl } = await throughMsw();

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -149,6 +149,46 @@ export function countingPool(pool: pg.Pool, statements: string[]): PostgresPool 
         on: (event: 'error', listener: (error: Error) => void) => client.on(event, listener),
         removeListener: (event: 'error', listener: (error: Error) => void) => client.removeListener(event, listener),
       };
+    },
+  };
+}
+
+/** A TCP relay to a Postgres, whose connections can go silent (see {@link silentRelay}). */
+export interface SilentRelay {
+  readonly port: number;
+  /** Its connections open now forward nothing more, either way, and are never closed: as a NAT that forgot them. */
+  silence(): void;
+  close(): Promise<void>;
+}
+
+/** A relay of 127.0.0.1 to the Postgres on `port`: connections opened after silence() forward again. */
+export async function silentRelay(port: number): Promise<SilentRelay> {
+  const open: { inbound: Socket; outbound: Socket; silent: boolean }[] = [];
+  const server = createServer((inbound) => {
+    const outbound = connect(port, '127.0.0.1');
+    const pair = { inbound, outbound, silent: false };
+    open.push(pair);
+    inbound.on('data', (data) => pair.silent || outbound.write(data));
+    outbound.on('data', (data) => pair.silent || inbound.write(data));
+    const close = () => {
+      inbound.destroy();
+      outbound.destroy();
+    };
+    inbound.on('error', close).on('close', close);
+    outbound.on('error', close).on('close', close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    silence() {
+      for (const pair of open) pair.silent = true;
+    },
+    async close() {
+      for (const { inbound, outbound } of open) {
+        inbound.destroy();
+        outbound.destroy();
+      }
+      await new Promise((resolve) => server.close(resolve));
     },
   };
 }
