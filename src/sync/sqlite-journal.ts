@@ -385,7 +385,9 @@ class SqliteJournal implements SyncJournal {
  *
  * Every commit is fsync'd (WAL, `synchronous = FULL`), so a create's intent is on disk before its
  * request goes. One file may serve many tenants; it holds no credential. Copy it only while no
- * run is on (or with SQLite's backup), with its `-wal` file.
+ * run is on (or with SQLite's backup), with its `-wal` file. A long-lived process keeps the file
+ * open between its runs, until `close()`: delete, move or restore the file only once every such
+ * process has closed it or stopped (SQLite would apply its `-wal` to the file put in its place).
  *
  * @example
  * ```ts
