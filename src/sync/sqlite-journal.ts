@@ -50,6 +50,8 @@ interface LockRow {
   run_id: string;
   pid: number;
   host: string;
+  /** When it was taken (epoch milliseconds). */
+  at: number;
 }
 
 const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
@@ -106,8 +108,8 @@ function journalError(error: unknown, path: string, doing: string): SyncJournalE
 }
 
 /**
- * The run locks this process holds, of every sqliteJournal() it opened, as `tenant NUL runId`: one
- * set per process, even were this module loaded twice (an ESM and a CommonJS copy).
+ * The run locks this thread holds, of every sqliteJournal() it opened, as `tenant NUL runId`: one
+ * set, even were this module loaded twice (an ESM and a CommonJS copy). A worker thread has its own.
  */
 const HELD = heldLocks();
 
@@ -122,10 +124,13 @@ function heldLocks(): Set<string> {
 /** Whether the process that took a lock still runs; a process of another host is taken to. */
 function holderAlive(lock: LockRow, tenant: string, host: string): boolean {
   if (lock.host !== host) return true;
-  // A lock of this very pid is live only while a run of this process holds it: the pid may be a
-  // dead process's reused (a container's worker restarts as pid 1 on the same host name), or the
-  // lock one this process failed to release. Either refused every later run of this process.
-  if (lock.pid === process.pid) return HELD.has(`${tenant}\u0000${lock.run_id}`);
+  // A lock of this very pid is live while a run of this thread holds it, or when it was taken
+  // since this process started (by another of its threads): one taken before is a dead process's
+  // whose pid this one reuses (a container's worker restarts as pid 1 on the same host name), and
+  // refused every run of this process.
+  if (lock.pid === process.pid) {
+    return HELD.has(`${tenant}\u0000${lock.run_id}`) || lock.at >= Date.now() - process.uptime() * 1000;
+  }
   try {
     process.kill(lock.pid, 0);
     return true;
@@ -228,7 +233,7 @@ class SqliteJournal implements SyncJournal {
         pending: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND state IN ('sending', 'inDoubt')`),
         put: db.prepare(`INSERT OR REPLACE INTO entries (tenant, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
         remove: db.prepare('DELETE FROM entries WHERE tenant = ? AND type = ? AND key = ?'),
-        lockRow: db.prepare('SELECT run_id, pid, host FROM locks WHERE tenant = ?'),
+        lockRow: db.prepare('SELECT run_id, pid, host, at FROM locks WHERE tenant = ?'),
         lockPut: db.prepare('INSERT OR REPLACE INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)'),
         lockDelete: db.prepare('DELETE FROM locks WHERE tenant = ? AND run_id = ?'),
       };
@@ -258,7 +263,6 @@ class SqliteJournal implements SyncJournal {
     HELD.add(id);
     return {
       release: () => {
-        // Not this process's any more, even when its row could not be deleted: the next run takes it over.
         HELD.delete(id);
         this.#transaction('unlocked', () => opened.lockDelete.run(tenant, runId));
       },

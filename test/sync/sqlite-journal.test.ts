@@ -207,6 +207,27 @@ test('runs starting at once on one sqliteJournal() open its file once, and close
   expect(mode).toEqual({ journal_mode: 'delete' });
 });
 
+test('a lock another thread of this process took (worker_threads share its pid) is not taken over', async () => {
+  const path = join(dir, 'threads.db');
+  const journal = sqliteJournal(path);
+  await journal.open();
+  // A run in a worker thread of this process: its pid and host, taken since the process started.
+  const db = new DatabaseSync(path);
+  db.prepare('INSERT INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)').run(
+    'acme',
+    'run_of_a_thread',
+    process.pid,
+    hostname(),
+    Date.now(),
+  );
+  db.close();
+
+  expect(() => journal.lock('acme', 'run_here')).toThrow(
+    expect.objectContaining({ reason: 'locked', message: expect.stringMatching(/run_of_a_thread/) }),
+  );
+  await journal.close();
+});
+
 test('sqliteJournal() keeps a run log across reopening, added to a journal made before it had one', async () => {
   const path = join(dir, 'old.db');
   const old = new DatabaseSync(path);
