@@ -162,18 +162,15 @@ class PostgresJournal implements SyncJournal {
       return;
     }
     // Workers starting together create the schema once: the others wait for the lock, then read
-    // it. The lock is the session's, granted before BEGIN is sent, so that the transaction starts
-    // after the worker that created the schema committed: a connection's cached catalog is brought
-    // up to date when a transaction starts, not when an advisory lock is granted. (Taken inside
-    // the transaction, a connection that had looked for the schema before, as #formatRow() does,
-    // still found none; CREATE SCHEMA IF NOT EXISTS then failed on the catalog's unique index, and
-    // three of four workers whose pools were warm failed to open a new journal.) Decimal digits
-    // of our own (lockNumber), so written into the statements.
-    const lock = lockNumber('crm_sync.open', this.#schema);
+    // it. The lock is the session's, granted before BEGIN is sent (#once), so that the transaction
+    // starts after the worker that created the schema committed: a connection's cached catalog is
+    // brought up to date when a transaction starts, not when an advisory lock is granted. (Taken
+    // inside the transaction, a connection that had looked for the schema before, as #formatRow()
+    // does, still found none; CREATE SCHEMA IF NOT EXISTS then failed on the catalog's unique
+    // index, and three of four workers whose pools were warm failed to open a new journal.)
     await this.#transaction(
       'opened',
       async (client) => {
-        await client.query(BEGIN);
         const found = await client.query('SELECT to_regclass($1) AS format', [`${this.#s}.format`]);
         if ((found.rows[0] as { format: string | null }).format === null) {
           await client.query(schemaSql(this.#s, FORMAT));
@@ -182,8 +179,8 @@ class PostgresJournal implements SyncJournal {
         const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
         this.#check(rows);
       },
-      `SELECT pg_advisory_lock(${lock})`,
-      `SELECT pg_advisory_unlock(${lock})`,
+      BEGIN,
+      lockNumber('crm_sync.open', this.#schema),
     );
     this.#opened = true;
   }
@@ -732,15 +729,15 @@ class PostgresJournal implements SyncJournal {
 
   /**
    * One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock;
-   * `end`: a statement run on its connection once it is over, committed or not.
+   * `sessionLock`: an advisory lock (lockNumber) its connection holds around it.
    */
   #transaction<T>(
     doing: string,
     body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
     begin = BEGIN,
-    end?: string,
+    sessionLock?: string,
   ): Promise<T> {
-    return this.#retried(() => this.#once(doing, body, begin, end));
+    return this.#retried(() => this.#once(doing, body, begin, sessionLock));
   }
 
   /** Tries `attempt` again (up to 5 times in all) when Postgres aborted it to break a deadlock: it changed nothing. */
@@ -760,16 +757,17 @@ class PostgresJournal implements SyncJournal {
     doing: string,
     body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
     begin = BEGIN,
-    end?: string,
+    sessionLock?: string,
   ): Promise<T> {
     const client = await this.#connect(doing);
     const lost = () => {};
     client.on('error', lost);
     let failure: Error | undefined;
     try {
+      // Granted before BEGIN is sent: the transaction starts after the last holder's committed.
+      if (sessionLock !== undefined) await client.query('SELECT pg_advisory_lock($1::bigint)', [sessionLock]);
       // BEGIN, or BEGIN and the transaction's first statements without parameters (one round trip;
-      // node-postgres answers several statements with an array of their results), or a statement
-      // that must be answered before the body sends BEGIN (open()'s lock).
+      // node-postgres answers several statements with an array of their results).
       const begun = await client.query(begin);
       const result = await body(client, begun);
       await client.query('COMMIT');
@@ -779,9 +777,9 @@ class PostgresJournal implements SyncJournal {
       await client.query('ROLLBACK').catch(() => {});
       throw this.#error(error, doing);
     } finally {
-      // A connection that could not run it is not given back: closed, it frees a session lock all the same.
-      if (end !== undefined)
-        await client.query(end).catch((error: Error) => {
+      // A connection that could not free it is not given back: closed, it frees the lock all the same.
+      if (sessionLock !== undefined)
+        await client.query('SELECT pg_advisory_unlock($1::bigint)', [sessionLock]).catch((error: Error) => {
           failure ??= error;
         });
       client.removeListener('error', lost);
