@@ -1,5 +1,5 @@
 import { delay, HttpResponse, http } from 'msw';
-import { afterEach, beforeEach, vi } from 'vitest';
+import { afterEach, beforeEach, expect, vi } from 'vitest';
 import type { CrmClient } from '../../src/client';
 import type { PaceStore } from '../../src/core/pace-store';
 import { endpoints } from '../../src/endpoints';
@@ -214,4 +214,20 @@ export async function twoJobsTenMinutesApart(
     results: second.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])),
     next: seen.slice(firstJob),
   };
+}
+
+/**
+ * Asserts that the second job of twoJobsTenMinutesApart() was paced by the bucket, 2 at 20/s: all
+ * 80 created, at most 2 refused, and no interval of t with more than one request over 2 + 21 t.
+ */
+export function expectPacedByTheBucket({ results, next }: { results: unknown[]; next: Seen[] }): void {
+  expect(results).toHaveLength(80);
+  expect(next.filter((request) => request.status === 429).length).toBeLessThanOrEqual(2);
+  expect(
+    worstExcess(
+      next.map((request) => request.at),
+      20 * 1.05,
+      2,
+    ),
+  ).toBeLessThanOrEqual(1);
 }

@@ -155,19 +155,25 @@ describe('sqliteJournal()', () => {
   });
 });
 
+/** A run lock of `runId` for acme in the journal at `path`, as of this process's pid and host, taken at `at` (epoch ms). */
+function lockOfThisPid(path: string, runId: string, at: number): void {
+  const db = new DatabaseSync(path);
+  db.prepare('INSERT INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)').run(
+    'acme',
+    runId,
+    process.pid,
+    hostname(),
+    at,
+  );
+  db.close();
+}
+
 test("a lock left by an earlier process of this one's pid and host is taken over: a container's worker restarts as the same pid", async () => {
   const path = join(dir, 'restarted.db');
   const journal = sqliteJournal(path);
   await journal.open();
   // The worker that ran before this one on this host, as pid 1 too, was killed mid-run.
-  const db = new DatabaseSync(path);
-  db.prepare('INSERT INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, 0)').run(
-    'acme',
-    'run_killed',
-    process.pid,
-    hostname(),
-  );
-  db.close();
+  lockOfThisPid(path, 'run_killed', 0);
 
   const taken = await Promise.resolve()
     .then(() => journal.lock('acme', 'run_new'))
@@ -212,15 +218,7 @@ test('a lock another thread of this process took (worker_threads share its pid) 
   const journal = sqliteJournal(path);
   await journal.open();
   // A run in a worker thread of this process: its pid and host, taken since the process started.
-  const db = new DatabaseSync(path);
-  db.prepare('INSERT INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)').run(
-    'acme',
-    'run_of_a_thread',
-    process.pid,
-    hostname(),
-    Date.now(),
-  );
-  db.close();
+  lockOfThisPid(path, 'run_of_a_thread', Date.now());
 
   expect(() => journal.lock('acme', 'run_here')).toThrow(
     expect.objectContaining({ reason: 'locked', message: expect.stringMatching(/run_of_a_thread/) }),
