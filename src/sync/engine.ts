@@ -12,6 +12,7 @@ import { type Canonical, canonical, changedFields } from './canonical';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { KINDS, type Kind, kindOf } from './kinds';
 import { Committer, Sender } from './sender';
+import { inDoubtReason, lookFor, stampedDate } from './settle';
 import { PlanTally, Tally } from './tally';
 import type { SyncInDoubt, SyncList, SyncPlan, SyncReport, SyncRunOptions, SyncSource } from './types';
 
@@ -22,11 +23,6 @@ const BATCH = 500;
 type Blocked = { readonly blocked: 'failed' | 'in doubt' };
 const FAILED: Blocked = { blocked: 'failed' };
 const IN_DOUBT: Blocked = { blocked: 'in doubt' };
-/** Why a plan leaves a record in doubt alone: what a run would do about it. */
-const inDoubtReason = ({ type, noun }: Kind): string =>
-  type === 'contacts' || type === 'activities'
-    ? `in doubt: an earlier create of this ${noun} may exist; a run looks for it in the CRM first`
-    : `in doubt: an earlier create of this ${noun} may exist, and the API cannot list ${type}: settle it with sync.resolve() (crm sync resolve) or a run with inDoubt: 'recreate'`;
 
 /** A parent a plan would create: its children would go. */
 const PLANNED = '\u0000planned';
@@ -432,7 +428,7 @@ export class Engine {
     }
     if (entry && (entry.state === 'sending' || entry.state === 'inDoubt')) {
       // Settled at the start of the run where it could be: what is left stays in doubt.
-      if (this.#plan) this.#plan.add(type, key, 'blocked', { reason: inDoubtReason(kind) });
+      if (this.#plan) this.#plan.add(type, key, 'blocked', { reason: inDoubtReason(kind, entry) });
       else this.#tally.count(type, 'inDoubt');
       this.#remember(type, key, IN_DOUBT);
       return;
@@ -638,7 +634,7 @@ export class Engine {
     if (type === 'activities' && value.activityDate === undefined) {
       // Sent so that the activity can be found again if its answer is lost: not part of the hash.
       attemptedAt ??= this.#s.now();
-      body = { ...value, activityDate: new Date(attemptedAt).toISOString() };
+      body = { ...value, activityDate: stampedDate(attemptedAt) };
     }
     const intent: SyncJournalEntry = {
       type,
@@ -790,32 +786,41 @@ export class Engine {
   }
 
   /**
-   * Settles records in doubt: contacts by one scan of the contact list, activities by one
-   * filtered list of each opportunity's, matched on the fields that were sent. Found: adopted.
-   * Not found: created again, from what was sent. Accounts and opportunities cannot be looked
-   * for: created again with `inDoubt: 'recreate'`, else left in doubt.
+   * Settles records in doubt, as settle.ts looks for them: found, adopted; looked for and not
+   * found, created again from what was sent. One that cannot be looked for is created again
+   * with `inDoubt: 'recreate'`; one whose look-up failed, or that more CRM records match than
+   * keys look for them, stays in doubt.
    */
   async #settle(pending: readonly SyncJournalEntry[], mode: 'report' | 'recreate'): Promise<void> {
     if (pending.length === 0) return;
-    const contacts = pending.filter((e) => e.type === 'contacts');
-    const activities = pending.filter((e) => e.type === 'activities');
-    const found = new Map<SyncJournalEntry, string | undefined>();
-    if (contacts.length > 0) await this.#findContacts(contacts, found);
-    if (activities.length > 0) await this.#findActivities(activities, found);
+    const found = await lookFor(pending, {
+      crm: this.#s.crm,
+      journal: this.#s.journal,
+      tenant: this.#s.tenant,
+      signal: this.#options.signal,
+      call: (send) => this.#call(send),
+      stopping: () => this.#stopping(),
+      fail: (error) => this.#fail(error),
+    });
     if (this.#stopping()) return;
     for (const entry of pending) {
       const kind = kindOf(entry.type);
       this.#settled.add(`${entry.type}\u0000${entry.key}`);
-      if (found.has(entry)) {
-        const id = found.get(entry);
-        if (id !== undefined) {
-          this.#committer.put({ ...entry, state: 'synced', crmId: id, requestId: undefined, runId: this.#s.runId });
-          this.#remember(entry.type, entry.key, id);
-          this.#tally.count(entry.type, 'created');
-          continue;
-        }
-      } else if (entry.type === 'contacts' || entry.type === 'activities' || mode === 'report') {
-        continue; // not looked for (the look-up failed), or cannot be: stays in doubt
+      const outcome = found.get(entry);
+      if (typeof outcome === 'object') {
+        this.#committer.put({
+          ...entry,
+          state: 'synced',
+          crmId: outcome.id,
+          requestId: undefined,
+          runId: this.#s.runId,
+        });
+        this.#remember(entry.type, entry.key, outcome.id);
+        this.#tally.count(entry.type, 'created');
+        continue;
+      }
+      if (outcome === undefined || outcome === 'ambiguous' || (outcome === 'unsearchable' && mode === 'report')) {
+        continue; // stays in doubt
       }
       let value: Record<string, unknown>;
       try {
@@ -834,114 +839,4 @@ export class Engine {
     await this.#drain();
     await this.#committer.flush();
   }
-
-  /** Sets each contact's CRM id when one holds the fields sent (email first), or undefined when none does. */
-  async #findContacts(pending: readonly SyncJournalEntry[], found: Map<SyncJournalEntry, string | undefined>) {
-    const sent = pending.map((entry) => ({ entry, fields: parsed(entry.data) }));
-    const taken = new Set<string>();
-    try {
-      await this.#call(async () => {
-        const open = new Set(sent);
-        for await (const contact of this.#s.crm.contacts.list({ limit: 200 })) {
-          if (open.size === 0) break;
-          const record = contact as unknown as Record<string, unknown>;
-          for (const item of open) {
-            const email = item.fields.email;
-            if (typeof email === 'string' && String(record.email ?? '').toLowerCase() !== email.toLowerCase()) continue;
-            if (!holds(record, item.fields) || taken.has(contact.id)) continue;
-            found.set(item.entry, contact.id);
-            taken.add(contact.id);
-            open.delete(item);
-            break;
-          }
-        }
-        for (const item of open) found.set(item.entry, undefined);
-      });
-    } catch (error) {
-      // A list that failed finds nothing: the contacts stay in doubt for the next run.
-      for (const item of sent) found.delete(item.entry);
-      if (!(error instanceof CrmError)) this.#fail(error);
-    }
-  }
-
-  /** Sets each activity's CRM id when its opportunity's list, filtered by type and date, holds the fields sent. */
-  async #findActivities(pending: readonly SyncJournalEntry[], found: Map<SyncJournalEntry, string | undefined>) {
-    const byOpportunity = new Map<string, { entry: SyncJournalEntry; fields: Record<string, unknown>; at: number }[]>();
-    for (const entry of pending) {
-      const fields = parsed(entry.data);
-      const opportunityId =
-        fields.opportunityId ?? (fields.relatedToType === 'opportunity' ? fields.relatedToId : undefined);
-      const date =
-        fields.activityDate ??
-        (entry.attemptedAt === undefined ? undefined : new Date(entry.attemptedAt).toISOString());
-      const at = typeof date === 'string' ? Date.parse(date) : Number.NaN;
-      // Only an opportunity's activities can be listed; one without a date cannot be told apart.
-      if (typeof opportunityId !== 'string' || Number.isNaN(at)) continue;
-      const group = byOpportunity.get(opportunityId) ?? [];
-      byOpportunity.set(opportunityId, group);
-      group.push({ entry, fields: { ...fields, activityDate: date }, at });
-    }
-    for (const [opportunityId, group] of byOpportunity) {
-      if (this.#stopping()) return;
-      const types = new Set(group.map((g) => g.fields.type));
-      const from = Math.min(...group.map((g) => g.at)) - 1000;
-      const to = Math.max(...group.map((g) => g.at)) + 1000;
-      const taken = new Set<string>();
-      try {
-        await this.#call(async () => {
-          const list = this.#s.crm.activities.list({
-            opportunityId,
-            limit: 200,
-            fromDate: new Date(from).toISOString(),
-            toDate: new Date(to).toISOString(),
-            ...(types.size === 1 ? { type: [...types][0] as never } : {}),
-          });
-          const open = new Set(group);
-          for await (const activity of list) {
-            const record = activity as unknown as Record<string, unknown>;
-            for (const item of open) {
-              const { opportunityId: _, relatedToType: __, relatedToId: ___, activityDate, ...rest } = item.fields;
-              if (
-                Date.parse(String(record.activityDate)) !== item.at ||
-                !holds(record, rest) ||
-                taken.has(activity.id)
-              ) {
-                continue;
-              }
-              found.set(item.entry, activity.id);
-              taken.add(activity.id);
-              open.delete(item);
-              break;
-            }
-          }
-          for (const item of open) found.set(item.entry, undefined);
-        });
-      } catch (error) {
-        for (const item of group) found.delete(item.entry);
-        if (!(error instanceof CrmError)) this.#fail(error);
-      }
-    }
-  }
-}
-
-function parsed(json: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-/** Whether a CRM record holds every field that was sent, as sent. */
-function holds(record: Record<string, unknown>, fields: Record<string, unknown>): boolean {
-  for (const [field, value] of Object.entries(fields)) {
-    const held = record[field];
-    if (typeof value === 'string' && typeof held === 'string') {
-      if (field === 'email' ? held.toLowerCase() !== value.toLowerCase() : held !== value) return false;
-    } else if (held !== value) {
-      return false;
-    }
-  }
-  return true;
 }

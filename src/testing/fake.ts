@@ -6,6 +6,7 @@ import { FakeHttpError } from './http-error';
 import { type Bucket, checkRateLimit, type FakeRateLimit, take } from './rate-limit';
 import type { FakeSeed } from './records';
 import { type FakeRoute, routes } from './routes';
+import { checkStorage, type FakeStorage, normalized } from './storage';
 import { FakeStore } from './store';
 import { servedTenantsOf } from './tenants';
 
@@ -120,6 +121,19 @@ export interface FakeCrmOptions {
    * 4 MiB held 362 MiB. Default 64 MiB (67,108,864); the newest request is kept whatever its size.
    */
   maxLoggedBytes?: number | undefined;
+  /**
+   * How created and updated records are stored: `'as-sent'` (the default) keeps every value as
+   * sent; `'normalizing'` stores them as a server that reformats them would (strings trimmed,
+   * emails in lower case, phones as `+` and digits, date-times to the second, in UTC), since the
+   * spec does not show how the service stores what it is sent. See {@link FakeStorage}.
+   *
+   * @example
+   * ```ts
+   * const fake = createFakeCrm({ storage: 'normalizing' });
+   * // activities.create({ ..., activityDate: '2026-11-02T11:00:00.250+01:00' }) stores '2026-11-02T10:00:00Z'
+   * ```
+   */
+  storage?: FakeStorage | undefined;
 }
 
 /** `FakeCrmOptions.maxRequestBytes`'s default: 4 MiB, between nginx's 1 and API Gateway's 10. */
@@ -214,6 +228,7 @@ export class FakeCrmCore {
   readonly #faults: (FakeFault & { left: number })[] = [];
   readonly #defaultLimit: number;
   readonly #clock: () => Date;
+  readonly #storage: FakeStorage;
   #rateLimit: FakeRateLimit | undefined;
   // By credential, with its kind in front so that an API key and a bearer token never share one.
   readonly #buckets = new Map<string, Bucket>();
@@ -224,7 +239,10 @@ export class FakeCrmCore {
   /** The log's bytes, and each entry's, so that dropping one takes its size off. */
   readonly #logged = { bytes: 0, dropped: 0, sizes: new WeakMap<FakeRequest, number>() };
 
-  /** Throws a RangeError for an invalid `rateLimit`, `latencyMs`, `maxRequestBytes`, `maxLoggedRequests` or `maxLoggedBytes`. */
+  /**
+   * Throws a RangeError for an invalid `rateLimit`, `latencyMs`, `maxRequestBytes`,
+   * `maxLoggedRequests`, `maxLoggedBytes` or `storage`.
+   */
   constructor(options: FakeCrmOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'https://crm.fake').replace(/\/+$/, '');
     this.#basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, '');
@@ -234,6 +252,7 @@ export class FakeCrmCore {
     this.adminToken = options.adminToken ?? `fake-admin-token-${this.tenantId}`;
     this.#defaultLimit = options.defaultLimit ?? 20;
     this.#clock = options.now ?? (() => new Date());
+    this.#storage = checkStorage(options.storage);
     checkRateLimit(options.rateLimit, 'rateLimit');
     this.#rateLimit = options.rateLimit;
     const latency = options.latencyMs ?? 0;
@@ -547,7 +566,10 @@ export class FakeCrmCore {
       tenantId,
       params: input.path ?? {},
       query: (input.query ?? {}) as Record<string, unknown>,
-      body: input.body as Record<string, unknown> | undefined,
+      body:
+        input.body !== undefined && this.#storage === 'normalizing'
+          ? normalized(input.body as Record<string, unknown>)
+          : (input.body as Record<string, unknown> | undefined),
       defaultLimit: this.#defaultLimit,
     };
   }

@@ -19,6 +19,7 @@ export type {
   StoredOpportunity,
 } from './records';
 export { type FakeCrmServer, type FakeCrmServerOptions, startFakeCrmServer } from './server';
+export type { FakeStorage } from './storage';
 export { FakeStore } from './store';
 
 /** A fake CRM with MSW handlers around it. */
