@@ -303,11 +303,28 @@ interface Looked {
 /** One scan of the contact list, keeping the contacts that match a contact in doubt. */
 async function scanContacts(seekers: readonly Sought[], run: LookUpRun): Promise<Looked> {
   const candidates: Candidate[] = [];
+  // By email, so that a scan of a large list compares each contact with the few it may be.
+  const byEmail = new Map<string, Sought[]>();
+  const noEmail: Sought[] = [];
+  for (const seeker of seekers) {
+    const { email } = seeker.fields;
+    if (typeof email !== 'string' || blank(email)) {
+      noEmail.push(seeker);
+      continue;
+    }
+    const same = byEmail.get(text(email).toLowerCase()) ?? [];
+    byEmail.set(text(email).toLowerCase(), same);
+    same.push(seeker);
+  }
+  const matches = (record: Record<string, unknown>, seeker: Sought) => holds(record, seeker.fields);
   try {
     await run.call(async () => {
       for await (const contact of run.crm.contacts.list({ limit: 200 }, { signal: run.signal })) {
         const record = contact as unknown as Record<string, unknown>;
-        if (seekers.some((s) => holds(record, s.fields))) candidates.push({ id: contact.id, scope: '', record });
+        const email = typeof record.email === 'string' ? byEmail.get(text(record.email).toLowerCase()) : undefined;
+        if (email?.some((s) => matches(record, s)) || noEmail.some((s) => matches(record, s))) {
+          candidates.push({ id: contact.id, scope: '', record });
+        }
       }
     });
   } catch (error) {

@@ -116,9 +116,11 @@ export interface SyncFailure {
 
 /**
  * A record whose create may have been done, or not: its answer was lost, or the process that sent
- * it died. It is never sent again blindly. Contacts and activities are looked for at each run;
- * accounts and opportunities, which the API cannot list, stay in doubt until
- * `sync.resolve()` or a run with `inDoubt: 'recreate'`.
+ * it died. It is never sent again blindly. Contacts and an opportunity's activities are looked for
+ * at each run, and adopted only when no other key holds the match and no more CRM records match
+ * than records in doubt look for them (README.md, "In doubt"); else they stay in doubt until
+ * `sync.resolve()`. Accounts, opportunities and the activities of an account or a contact, which
+ * the API cannot list, stay in doubt until `sync.resolve()` or a run with `inDoubt: 'recreate'`.
  */
 export interface SyncInDoubt {
   /** Its list. */
@@ -200,9 +202,11 @@ export interface SyncRunOptions {
    */
   readonly removed?: 'keep' | 'deactivate' | undefined;
   /**
-   * What to do with accounts and opportunities in doubt: `'report'` (the default) lists them
-   * until `sync.resolve()` settles them; `'recreate'` creates them again in this run, accepting
-   * that one may then exist twice.
+   * What to do with the records in doubt that cannot be looked for (accounts, opportunities, and
+   * activities of an account or a contact): `'report'` (the default) lists them until
+   * `sync.resolve()` settles them; `'recreate'` creates them again in this run, accepting that
+   * one may then exist twice. A contact or activity that more CRM records match than records in
+   * doubt look for them is never created again: it stays in doubt.
    */
   readonly inDoubt?: 'report' | 'recreate' | undefined;
 }

@@ -86,6 +86,11 @@ export function erpSource(
  * stepping in between the engine and the journal's store.
  */
 export function withClaims(journal: SyncJournal, replaced: Partial<SyncJournalClaims>): SyncJournal {
+  return withMethods(journal, { claims: { ...(journal.claims as SyncJournalClaims), ...replaced } });
+}
+
+/** `journal` with some of its methods replaced (the others call its own): a journal that acts otherwise. */
+export function withMethods(journal: SyncJournal, replaced: Partial<SyncJournal>): SyncJournal {
   return {
     open: () => journal.open(),
     lock: (...args) => journal.lock(...args),
@@ -94,6 +99,6 @@ export function withClaims(journal: SyncJournal, replaced: Partial<SyncJournalCl
     pending: (...args) => journal.pending(...args),
     write: (...args) => journal.write(...args),
     close: () => journal.close(),
-    claims: { ...(journal.claims as SyncJournalClaims), ...replaced },
+    ...replaced,
   };
 }

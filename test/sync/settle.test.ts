@@ -1,6 +1,17 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { SyncJournalEntry } from '../../src/sync/journal';
-import { syncHarness } from '../support/sync';
+import { memoryJournal } from '../../src/sync/memory-journal';
+import {
+  assign,
+  type Candidate,
+  formOf,
+  holds,
+  type Seeker,
+  sameValue,
+  seekerOf,
+  stampedDate,
+} from '../../src/sync/settle';
+import { syncHarness, withMethods } from '../support/sync';
 
 const count = <T>(values: Iterable<T>, where: (value: T) => boolean) => [...values].filter(where).length;
 
@@ -112,6 +123,30 @@ describe('settling a record in doubt never adopts another key', () => {
     const ids = [await sync.idOf('contacts', 'K2'), await sync.idOf('contacts', 'K3')];
     expect(ids).toContain(stored.id);
     expect(new Set(ids).size).toBe(2);
+  });
+  test("a contact in doubt whose one match another run may be creating (its key under that run's claim) stays in doubt", async () => {
+    const shared = memoryJournal();
+    // A shared journal leaves out of pending() the keys other runs hold claims on.
+    const journal = withMethods(shared, {
+      pending: async (tenant) => (await shared.pending(tenant)).filter((e) => e.key !== 'K9'),
+    });
+    const { sync, fake, crm, sent } = await syncHarness({ journal });
+    const account = await crm.accounts.create({ name: 'Acme' });
+    const person = { accountId: account.id, email: 'ada@example.test', firstName: 'Ada' };
+    await crm.contacts.create(person);
+    await shared.write(fake.tenantId, {
+      put: [
+        synced('accounts', 'A', account.id, { name: 'Acme' }),
+        lost('contacts', 'K2', person),
+        lost('contacts', 'K9', person),
+      ],
+    });
+    sent();
+
+    const report = await sync.run({});
+    expect(sent()).toEqual(['GET listContacts']);
+    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'K2' }]);
+    expect(await sync.idOf('contacts', 'K2')).toBeUndefined();
   });
 });
 
@@ -286,5 +321,192 @@ describe('look-ups and the run', () => {
       status: 401,
     });
     expect(sent()).toEqual(['GET listContacts']);
+  });
+});
+
+describe('the matching rules', () => {
+  test.each([
+    // field, sent, held, same
+    ['email', 'Ada@Example.test', 'ada@example.test', true],
+    ['email', 'ada@example.test', ' ADA@EXAMPLE.TEST ', true],
+    ['email', 'ada@example.test', 'ada@example.org', false],
+    ['phone', '+1 (555) 010-0199', '+15550100199', true],
+    ['mobile', '555.010.0199', '(555) 010 0199', true],
+    ['phone', '+1 555 010 0199', '555 010 0199', false],
+    ['phone', 'none', ' none ', true],
+    ['phone', 'none', 'n/a', false],
+    ['activityDate', '2026-11-02T10:00:00.250Z', '2026-11-02T10:00:00Z', true],
+    ['activityDate', '2026-11-02T10:00:00.600Z', '2026-11-02T10:00:01.000Z', true],
+    ['activityDate', '2026-11-02T10:00:00.000Z', '2026-11-02T11:00:00.000+01:00', true],
+    ['activityDate', '2026-11-02T10:00:00.000Z', '2026-11-02T10:00:01.000Z', false],
+    ['activityDate', '2026-11-02T10:00:00.000Z', 'not a date', false],
+    ['activityDate', '2026-11-02T10:00:00.000Z', null, false],
+    ['firstName', ' Ada ', 'Ada', true],
+    ['firstName', 'Ame\u0301lie', 'Am\u00e9lie', true],
+    ['firstName', 'Ada', 'ada', false],
+    ['lastName', 'Byron King', 'Byron  King', false],
+    ['lastName', '', null, true],
+    ['lastName', '  ', undefined, true],
+    ['lastName', 'King', null, false],
+    ['lastName', null, '', true],
+    ['lastName', null, 'King', false],
+    ['subject', '2026-11-02T10:00:00Z', '2026-11-02T10:00:00.400Z', true],
+    ['status', 'active', 'Active', false],
+    ['isPrimary', true, true, true],
+    ['isPrimary', false, null, false],
+    ['amount', 1000, 1000, true],
+    ['amount', 1000, '1000.00', true],
+    ['amount', 1000, '', false],
+    ['amount', 0, null, false],
+  ])('%s sent as %j is held as %j: %s', (field, sent, held, same) => {
+    expect(sameValue(field, sent, held)).toBe(same);
+  });
+
+  test('a record holds the fields sent when each is the same value; the fields it has besides do not count', () => {
+    const record = { id: 'c1', email: 'ada@example.test', firstName: 'Ada', phone: '+15550100199', position: 'CTO' };
+    expect(holds(record, { email: 'Ada@example.test', phone: '555-010-0199' })).toBe(false);
+    expect(holds(record, { email: 'Ada@example.test', firstName: ' Ada' })).toBe(true);
+    expect(holds(record, { email: 'ada@example.test', lastName: 'King' })).toBe(false);
+    expect(holds(record, {})).toBe(true);
+  });
+
+  test('two records sent with the same data as the matching sees it share a form; any other difference parts them', () => {
+    const form = formOf({ email: 'ada@example.test', phone: '+1 555 0100', activityDate: '2026-11-02T10:00:00.100Z' });
+    expect(formOf({ activityDate: '2026-11-02T10:00:00.900Z', phone: '+1-555-0100', email: ' ADA@example.test' })).toBe(
+      form,
+    );
+    expect(formOf({ email: 'ada@example.test', phone: '+1 555 0100', activityDate: '2026-11-02T10:00:01Z' })).not.toBe(
+      form,
+    );
+    expect(formOf({ email: 'ada@example.test', phone: '+1 555 0100' })).not.toBe(form);
+    expect(formOf({ lastName: '' })).toBe(formOf({ lastName: null }));
+  });
+
+  const ada = { email: 'ada@example.test', firstName: 'Ada' };
+  const seeker = (key: string, fields: Record<string, unknown> = ada, scope = ''): Seeker & { key: string } => ({
+    key,
+    scope,
+    fields,
+  });
+  const candidate = (id: string, record: Record<string, unknown> = ada, scope = ''): Candidate => ({
+    id,
+    scope,
+    record: { id, ...record },
+  });
+  const outcomes = (found: Map<Seeker & { key: string }, unknown>) =>
+    Object.fromEntries([...found].map(([s, outcome]) => [s.key, outcome]));
+
+  test.each<[string, (Seeker & { key: string })[], Candidate[], Seeker[], Record<string, unknown>]>([
+    ['one record, one match: adopted', [seeker('K')], [candidate('c1')], [], { K: { id: 'c1' } }],
+    [
+      'one record, no match: absent',
+      [seeker('K')],
+      [candidate('c1', { email: 'bob@example.test' })],
+      [],
+      { K: 'absent' },
+    ],
+    ['one record, two matches: ambiguous', [seeker('K')], [candidate('c1'), candidate('c2')], [], { K: 'ambiguous' }],
+    [
+      'two records of one form, one match: the first adopts it, the other is absent',
+      [seeker('K2'), seeker('K3')],
+      [candidate('c1')],
+      [],
+      { K2: { id: 'c1' }, K3: 'absent' },
+    ],
+    [
+      'two records of one form, two matches: one each',
+      [seeker('K2'), seeker('K3')],
+      [candidate('c1'), candidate('c2')],
+      [],
+      { K2: { id: 'c1' }, K3: { id: 'c2' } },
+    ],
+    [
+      'two records of one form, three matches: both ambiguous',
+      [seeker('K2'), seeker('K3')],
+      [candidate('c1'), candidate('c2'), candidate('c3')],
+      [],
+      { K2: 'ambiguous', K3: 'ambiguous' },
+    ],
+    [
+      'two records of different forms that one record matches: both ambiguous',
+      [seeker('K2'), seeker('K3', { email: 'ada@example.test' })],
+      [candidate('c1')],
+      [],
+      { K2: 'ambiguous', K3: 'ambiguous' },
+    ],
+    [
+      'a match that a record another run is creating matches too: ambiguous',
+      [seeker('K2')],
+      [candidate('c1')],
+      [seeker('K9')],
+      { K2: 'ambiguous' },
+    ],
+    [
+      "another run's record that matches nothing here changes nothing",
+      [seeker('K2')],
+      [candidate('c1')],
+      [seeker('K9', { email: 'bob@example.test' })],
+      { K2: { id: 'c1' } },
+    ],
+    [
+      'records of different data settle apart',
+      [seeker('K1'), seeker('K2', { email: 'bob@example.test' })],
+      [candidate('c2', { email: 'bob@example.test' }), candidate('c1')],
+      [],
+      { K1: { id: 'c1' }, K2: { id: 'c2' } },
+    ],
+    [
+      "a match in another opportunity's list is not one",
+      [seeker('E', { subject: 'Call' }, 'opp_1')],
+      [candidate('a1', { subject: 'Call' }, 'opp_2')],
+      [],
+      { E: 'absent' },
+    ],
+  ])('%s', (_, seekers, candidates, rivals, expected) => {
+    expect(outcomes(assign(seekers, candidates, rivals))).toEqual(expected);
+  });
+
+  test.each<[string, Partial<SyncJournalEntry>, Seeker | undefined]>([
+    ['a contact: its fields', { type: 'contacts', data: JSON.stringify(ada) }, { scope: '', fields: ada }],
+    ['a contact without fields: none', { type: 'contacts', data: '{}' }, undefined],
+    ['a contact whose data is not JSON: none', { type: 'contacts', data: '{' }, undefined],
+    [
+      "an opportunity's activity: in its list, with the date the sync gave it",
+      {
+        type: 'activities',
+        data: JSON.stringify({ opportunityId: 'opp_1', type: 'note', subject: 'S' }),
+        attemptedAt: Date.parse('2026-11-02T10:00:00.789Z'),
+      },
+      { scope: 'opp_1', fields: { type: 'note', subject: 'S', activityDate: '2026-11-02T10:00:00.000Z' } },
+    ],
+    [
+      'an activity related to an opportunity by relatedToId, with its own date',
+      {
+        type: 'activities',
+        data: JSON.stringify({
+          relatedToType: 'opportunity',
+          relatedToId: 'opp_1',
+          type: 'note',
+          subject: 'S',
+          activityDate: '2026-01-01T00:00:00.000Z',
+        }),
+        attemptedAt: 5,
+      },
+      { scope: 'opp_1', fields: { type: 'note', subject: 'S', activityDate: '2026-01-01T00:00:00.000Z' } },
+    ],
+    [
+      "an account's activity: none (the API lists only an opportunity's)",
+      { type: 'activities', data: JSON.stringify({ relatedToType: 'account', relatedToId: 'acc_1', type: 'note' }) },
+      undefined,
+    ],
+    ['an account: none', { type: 'accounts', data: JSON.stringify({ name: 'Acme' }) }, undefined],
+    ['an opportunity: none', { type: 'opportunities', data: JSON.stringify({ name: 'Deal' }) }, undefined],
+  ])('what a record in doubt is looked for by: %s', (_, entry, expected) => {
+    expect(seekerOf({ ...lost('contacts', 'K', {}), ...entry })).toEqual(expected);
+  });
+
+  test('the date the sync gives an activity is its first attempt, at a whole second', () => {
+    expect(stampedDate(Date.parse('2026-11-02T10:00:00.999Z'))).toBe('2026-11-02T10:00:00.000Z');
+    expect(stampedDate(Date.parse('2026-11-02T10:00:01Z'))).toBe('2026-11-02T10:00:01.000Z');
   });
 });

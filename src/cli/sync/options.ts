@@ -38,7 +38,7 @@ export const syncOptions = {
     'in-doubt': {
       type: 'string',
       value: 'report|recreate',
-      help: 'accounts and opportunities in doubt: listed (default), or created again, accepting a duplicate',
+      help: 'records in doubt the API cannot look for (accounts, opportunities, activities not of an opportunity): listed (default), or created again, accepting a duplicate',
     },
     report: { type: 'string', value: '<file>', help: 'write the run report there, as JSON' },
     ...connectionOptions,
