@@ -34,6 +34,21 @@ const synced = (type: SyncJournalEntry['type'], key: string, crmId: string, data
   crmId,
 });
 
+/**
+ * A sync whose journal holds account A (in the fake, synced) and contacts of `keys` in doubt,
+ * each sent as Ada of that account; `sent()` is read.
+ */
+async function contactsInDoubt(keys: readonly string[], options: Parameters<typeof syncHarness>[0] = {}) {
+  const harness = await syncHarness(options);
+  const account = await harness.crm.accounts.create({ name: 'Acme' });
+  const person = { accountId: account.id, email: 'ada@example.test', firstName: 'Ada' };
+  await harness.journal.write(harness.fake.tenantId, {
+    put: [synced('accounts', 'A', account.id, { name: 'Acme' }), ...keys.map((key) => lost('contacts', key, person))],
+  });
+  harness.sent();
+  return { ...harness, person };
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -85,15 +100,10 @@ describe('settling a record in doubt never adopts another key', () => {
   });
 
   test('a contact in doubt that two CRM records no key holds both match stays in doubt, reported, and nothing is adopted or sent, even with recreate', async () => {
-    const { sync, fake, journal, crm, sent } = await syncHarness();
-    const account = await crm.accounts.create({ name: 'Acme' });
-    const person = { accountId: account.id, email: 'ada@example.test', firstName: 'Ada' };
+    const { sync, crm, sent, person } = await contactsInDoubt(['ada']);
     // Someone typed Ada into the CRM twice: either may be the one the lost create made, or neither.
     await crm.contacts.create(person);
     await crm.contacts.create(person);
-    await journal.write(fake.tenantId, {
-      put: [synced('accounts', 'A', account.id, { name: 'Acme' }), lost('contacts', 'ada', person)],
-    });
     sent();
 
     const report = await sync.run({}, { inDoubt: 'recreate' });
@@ -104,17 +114,8 @@ describe('settling a record in doubt never adopts another key', () => {
   });
 
   test('two contacts in doubt with the same data and one CRM record matching them: one adopts it, the other is created again', async () => {
-    const { sync, fake, journal, crm, sent } = await syncHarness();
-    const account = await crm.accounts.create({ name: 'Acme' });
-    const person = { accountId: account.id, email: 'ada@example.test', firstName: 'Ada' };
+    const { sync, crm, sent, person } = await contactsInDoubt(['K2', 'K3']);
     const stored = await crm.contacts.create(person);
-    await journal.write(fake.tenantId, {
-      put: [
-        synced('accounts', 'A', account.id, { name: 'Acme' }),
-        lost('contacts', 'K2', person),
-        lost('contacts', 'K3', person),
-      ],
-    });
     sent();
 
     const report = await sync.run({});
@@ -130,17 +131,8 @@ describe('settling a record in doubt never adopts another key', () => {
     const journal = withMethods(shared, {
       pending: async (tenant) => (await shared.pending(tenant)).filter((e) => e.key !== 'K9'),
     });
-    const { sync, fake, crm, sent } = await syncHarness({ journal });
-    const account = await crm.accounts.create({ name: 'Acme' });
-    const person = { accountId: account.id, email: 'ada@example.test', firstName: 'Ada' };
+    const { sync, crm, sent, person } = await contactsInDoubt(['K2', 'K9'], { journal });
     await crm.contacts.create(person);
-    await shared.write(fake.tenantId, {
-      put: [
-        synced('accounts', 'A', account.id, { name: 'Acme' }),
-        lost('contacts', 'K2', person),
-        lost('contacts', 'K9', person),
-      ],
-    });
     sent();
 
     const report = await sync.run({});
@@ -260,12 +252,7 @@ describe('activities that cannot be looked for', () => {
 
 describe('look-ups and the run', () => {
   test("every look-up carries the run's signal: aborting the run stops a contact scan that hangs", async () => {
-    const { sync, fake, journal, crm } = await syncHarness();
-    const account = await crm.accounts.create({ name: 'Acme' });
-    const person = { accountId: account.id, email: 'ada@example.test' };
-    await journal.write(fake.tenantId, {
-      put: [synced('accounts', 'A', account.id, { name: 'Acme' }), lost('contacts', 'ada', person)],
-    });
+    const { sync, fake, journal } = await contactsInDoubt(['ada']);
     // The scan's answer would come after a minute, past the client's timeout: only the signal ends it.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     fake.failNext({ endpoint: 'listContacts', delayMs: 60_000 });
@@ -289,16 +276,8 @@ describe('look-ups and the run', () => {
   });
 
   test('a contact look-up that fails leaves its contacts in doubt and the run goes on', async () => {
-    const { sync, fake, journal, crm, sent } = await syncHarness();
-    const account = await crm.accounts.create({ name: 'Acme' });
-    await journal.write(fake.tenantId, {
-      put: [
-        synced('accounts', 'A', account.id, { name: 'Acme' }),
-        lost('contacts', 'ada', { accountId: account.id, email: 'ada@example.test' }),
-      ],
-    });
+    const { sync, fake, sent } = await contactsInDoubt(['ada']);
     fake.failNext({ endpoint: 'listContacts', status: 500 });
-    sent();
     const report = await sync.run({ accounts: [{ key: 'B', data: { name: 'Other' } }] }, { inDoubt: 'recreate' });
 
     expect(sent()).toEqual(['GET listContacts', 'POST createAccount']);
@@ -306,16 +285,8 @@ describe('look-ups and the run', () => {
   });
 
   test('a first look-up refused 401 stops the run before anything is sent', async () => {
-    const { sync, fake, journal, crm, sent } = await syncHarness();
-    const account = await crm.accounts.create({ name: 'Acme' });
-    await journal.write(fake.tenantId, {
-      put: [
-        synced('accounts', 'A', account.id, { name: 'Acme' }),
-        lost('contacts', 'ada', { accountId: account.id, email: 'ada@example.test' }),
-      ],
-    });
+    const { sync, fake, sent } = await contactsInDoubt(['ada']);
     fake.failNext({ endpoint: 'listContacts', status: 401 });
-    sent();
 
     await expect(sync.run({ accounts: [{ key: 'B', data: { name: 'Other' } }] })).rejects.toMatchObject({
       status: 401,
