@@ -82,7 +82,8 @@ export function sameValue(field: string, sent: unknown, held: unknown): boolean 
 /** Whether a CRM record holds every field that was sent, as {@link sameValue} compares them. */
 export function holds(record: Readonly<Record<string, unknown>>, fields: Readonly<Record<string, unknown>>): boolean {
   for (const [field, value] of Object.entries(fields)) {
-    if (!sameValue(field, value, record[field])) return false;
+    // Own fields only: a field named like one of Object.prototype's is not the prototype's.
+    if (!sameValue(field, value, Object.hasOwn(record, field) ? record[field] : undefined)) return false;
   }
   return true;
 }
@@ -125,8 +126,7 @@ export function assign<S extends Seeker>(
   candidates: readonly Candidate[],
   rivals: readonly Seeker[] = [],
 ): Map<S, Found> {
-  const matches = (seeker: Seeker, candidate: Candidate) =>
-    seeker.scope === candidate.scope && holds(candidate.record, seeker.fields);
+  const among = blocking(candidates);
   // Union-find over seekers, rivals and candidates, by index in one array.
   const nodes: (Seeker | Candidate)[] = [...seekers, ...rivals, ...candidates];
   const parent = nodes.map((_, i) => i);
@@ -141,10 +141,11 @@ export function assign<S extends Seeker>(
   for (let p = 0; p < people; p++) {
     const edgesOf = new Set<number>();
     edges.set(p, edgesOf);
-    for (let c = people; c < nodes.length; c++) {
-      if (!matches(nodes[p] as Seeker, nodes[c] as Candidate)) continue;
-      edgesOf.add(c);
-      parent[root(p)] = root(c);
+    const person = nodes[p] as Seeker;
+    for (const c of among(person)) {
+      if (!holds((candidates[c] as Candidate).record, person.fields)) continue;
+      edgesOf.add(people + c);
+      parent[root(p)] = root(people + c);
     }
   }
   const groups = new Map<number, { seekers: number[]; rivals: number; candidates: number[] }>();
@@ -174,10 +175,8 @@ export function assign<S extends Seeker>(
     const interchangeable =
       group.rivals === 0 &&
       group.candidates.length <= members.length &&
-      members.every(
-        (i) =>
-          formOf((seekers[i] as S).fields) === form && group.candidates.every((c) => edges.get(i)?.has(c) === true),
-      );
+      members.every((i) => group.candidates.every((c) => edges.get(i)?.has(c) === true)) &&
+      members.every((i) => formOf((seekers[i] as S).fields) === form);
     members.forEach((i, n) => {
       const candidate = group.candidates[n];
       const outcome: Found = !interchangeable
@@ -189,6 +188,51 @@ export function assign<S extends Seeker>(
     });
   }
   return found;
+}
+
+/**
+ * The key a field's value must share exactly with a record that {@link sameValue} finds the
+ * same, or undefined for a value compared otherwise (a date-time, within a second; a number).
+ */
+function exactKey(field: string, value: unknown): string | undefined {
+  if (typeof value !== 'string' || blank(value)) return undefined;
+  if (field === 'email') return text(value).toLowerCase();
+  if (PHONE_FIELDS.has(field) && digits(value) !== '') return `tel:${digits(value)}`;
+  if (DATE_TIME.test(text(value))) return undefined;
+  return text(value);
+}
+
+/**
+ * The indexes of the candidates that may hold a seeker's fields: those of its scope that share
+ * the exact key of one of its fields (its email first), found by an index of that field built
+ * once. Comparing each of thousands of records in doubt with each of thousands of candidates
+ * took seconds.
+ */
+function blocking(candidates: readonly Candidate[]): (seeker: Seeker) => readonly number[] {
+  const all = candidates.map((_, i) => i);
+  const indexes = new Map<string, Map<string, number[]>>();
+  const indexOf = (field: string) => {
+    let index = indexes.get(field);
+    if (index) return index;
+    index = new Map();
+    indexes.set(field, index);
+    candidates.forEach((c, i) => {
+      const key = exactKey(field, Object.hasOwn(c.record, field) ? c.record[field] : undefined);
+      if (key === undefined) return;
+      const id = JSON.stringify([c.scope, key]);
+      const same = index?.get(id) ?? [];
+      index?.set(id, same);
+      same.push(i);
+    });
+    return index;
+  };
+  return (seeker) => {
+    const fields = Object.keys(seeker.fields);
+    const field = ['email', ...fields].find((f) => exactKey(f, seeker.fields[f]) !== undefined);
+    if (field === undefined) return all.filter((i) => (candidates[i] as Candidate).scope === seeker.scope);
+    const key = JSON.stringify([seeker.scope, exactKey(field, seeker.fields[field])]);
+    return indexOf(field).get(key) ?? [];
+  };
 }
 
 /** The date-time the sync gives an activity sent without one: its first attempt, at a whole second. */

@@ -339,6 +339,8 @@ describe('the matching rules', () => {
     expect(holds(record, { email: 'Ada@example.test', firstName: ' Ada' })).toBe(true);
     expect(holds(record, { email: 'ada@example.test', lastName: 'King' })).toBe(false);
     expect(holds(record, {})).toBe(true);
+    expect(holds(record, { constructor: '' })).toBe(true);
+    expect(holds(record, JSON.parse('{"__proto__": null, "email": "ada@example.test"}'))).toBe(true);
   });
 
   test('two records sent with the same data as the matching sees it share a form; any other difference parts them', () => {
@@ -425,6 +427,26 @@ describe('the matching rules', () => {
       [candidate('c2', { email: 'bob@example.test' }), candidate('c1')],
       [],
       { K1: { id: 'c1' }, K2: { id: 'c2' } },
+    ],
+    [
+      'a record stored in its own format is a match: email case, phone digits, trimmed names',
+      [seeker('K', { email: 'Ada@Example.test', phone: '+1 (555) 010-0199', firstName: ' Ada' })],
+      [
+        candidate('c1', { email: 'bob@example.test' }),
+        candidate('c2', { email: 'ada@example.test', phone: '+15550100199', firstName: 'Ada' }),
+      ],
+      [],
+      { K: { id: 'c2' } },
+    ],
+    [
+      'records matched on a date alone, within a second',
+      [seeker('E', { activityDate: '2026-11-02T10:00:00.000Z' }, 'opp_1')],
+      [
+        candidate('a1', { activityDate: '2026-11-02T10:00:00Z' }, 'opp_1'),
+        candidate('a2', { activityDate: '2026-11-02T10:00:02Z' }, 'opp_1'),
+      ],
+      [],
+      { E: { id: 'a1' } },
     ],
     [
       "a match in another opportunity's list is not one",
