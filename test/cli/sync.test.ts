@@ -86,6 +86,7 @@ describe('crm sync plan', () => {
     ]);
     expect(out.at(-1)).toEqual({
       counts: { create: 6, update: 0, unchanged: 0, skip: 0, deactivate: 0, blocked: 0, invalid: 0 },
+      refusedRemovals: [],
     });
     expect(server.fake.requests).toEqual([]);
   });
