@@ -111,7 +111,8 @@ export class CrmSync {
    * Syncs `source` into the CRM: settles records left in doubt by earlier runs, then creates the
    * new records, updates the changed ones (with only their changed fields), leaves the unchanged
    * ones alone (sending nothing), and, with `removed: 'deactivate'`, deactivates the accounts and
-   * contacts their complete list no longer holds.
+   * contacts their complete list no longer holds, when there are not more of a type than
+   * `maxRemoved` allows (else none of that type's, listed in `refusedRemovals`).
    *
    * Resolves to a {@link SyncReport}; a bad record or a refused request is a `failed` entry and
    * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,

@@ -793,8 +793,9 @@ export class Engine {
       wouldDeactivate += removed.length;
       // A plan lists them all, refused or not: its counts say what the list no longer holds.
       for (const entry of removed) this.#plan?.add(type, entry.key, action, why);
-      return true;
+      return !this.#stopping();
     });
+    if (this.#stopping()) return;
     const counted = {
       wouldDeactivate,
       synced: Math.max(wouldDeactivate, synced - (this.#plan ? 0 : this.#tally.of(type).created)),
