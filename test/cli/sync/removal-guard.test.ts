@@ -1,36 +1,23 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeCrmServer, startFakeCrmServer } from '../../../src/testing/server';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { FakeCrmServer } from '../../../src/testing/server';
 import { scriptCommand, shellWord } from '../../support/pty';
-import { CRM_BIN, envFor, runCrm } from '../../support/run-crm';
+import { CRM_BIN, runCrm } from '../../support/run-crm';
+import { syncCliFixture } from '../../support/sync-cli';
 
 const exec = promisify(execFile);
 
-let dir: string;
+const fixture = syncCliFixture('crm-guard-');
 let server: FakeCrmServer;
 let env: Record<string, string>;
 let journal: string;
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'crm-guard-'));
-  server = await startFakeCrmServer();
-  env = envFor(server.fake.credentials);
-  journal = join(dir, 'acme.sync.db');
+beforeEach(() => {
+  ({ server, env } = fixture);
+  journal = join(fixture.dir, 'acme.sync.db');
 });
-afterEach(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const file = fixture.file;
 
 /** An accounts CSV of its first `rows` customers, of 50. */
 const customers = (rows: number): string =>
