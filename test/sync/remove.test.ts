@@ -57,7 +57,9 @@ describe('the removal guard', () => {
       { key: '', data: { name: 'Empty key' } },
       { key: 'cut \uD83D', data: { name: 'A lone surrogate' } },
     ];
-    const report = await sync.run({ accounts: unusable as never }, { removed: 'deactivate', maxRemoved: '100%' });
+    const options = { removed: 'deactivate', maxRemoved: '100%' } as const;
+    const plan = await sync.plan({ accounts: unusable as never }, options);
+    const report = await sync.run({ accounts: unusable as never }, options);
 
     expect(sent()).toEqual([]);
     expect(report.failed).toHaveLength(50);
@@ -65,6 +67,8 @@ describe('the removal guard', () => {
     expect(report.refusedRemovals).toEqual([
       refused({ limit: 50, reason: 'incomplete', unusableKeys: 50, wouldDeactivate: 50 }),
     ]);
+    expect(plan.refusedRemovals).toEqual(report.refusedRemovals);
+    expect(plan.counts).toMatchObject({ invalid: 50, deactivate: 50 });
   });
 
   test('a record whose key was read counts as present, though its data failed', async () => {
