@@ -29,7 +29,7 @@ export function isMaxRemoved(value: unknown): value is SyncMaxRemoved {
 export function removalLimit(maxRemoved: SyncMaxRemoved | undefined, synced: number): number {
   if (maxRemoved === undefined) return Math.max(DEFAULT_COUNT, Math.floor((synced * DEFAULT_TENTHS) / 10));
   if (typeof maxRemoved === 'number') return maxRemoved;
-  // In integers: 2.3 % of 1,000 is 23, where floating point gives 22.999...
+  // In integers: 0.57 % of 10,000 is 57, where floating point gives 56.99999999999999.
   const [, whole = '0', fraction = ''] = SHARE.exec(maxRemoved) ?? [];
   const scale = 10n ** BigInt(fraction.length);
   return Number((BigInt(whole + fraction) * BigInt(synced)) / (100n * scale));

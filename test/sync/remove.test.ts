@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { CrmValidationError } from '../../src/index';
+import { refusalOf } from '../../src/sync/remove';
 import type { SyncAccountRecord, SyncRefusedRemoval } from '../../src/sync/types';
 import { erpSource, syncHarness } from '../support/sync';
 
@@ -155,6 +156,14 @@ describe('the removal guard', () => {
       refused({ type: 'opportunities', wouldDeactivate: 12, synced: 12 }),
       refused({ type: 'activities', wouldDeactivate: 24, synced: 24 }),
     ]);
+  });
+
+  test('a share is taken exactly, not as floating point rounds it', () => {
+    const refusedAt = (synced: number, maxRemoved: `${number}%`) =>
+      refusalOf('accounts', { wouldDeactivate: 57, synced, unusableKeys: 0 }, maxRemoved);
+    // 0.57 * 10,000 / 100 is 56.99999999999999 in floating point.
+    expect(refusedAt(10_000, '0.57%')).toBeUndefined();
+    expect(refusedAt(10_000, '0.569%')).toMatchObject({ limit: 56 });
   });
 
   test('a bad maxRemoved is refused before anything is read or sent', async () => {
