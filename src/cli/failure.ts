@@ -27,7 +27,10 @@ export const EXIT = {
   connection: 6,
   api: 7,
   response: 8,
-  /** `crm sync apply` finished, but some records failed or are in doubt (listed on stderr and in the report). */
+  /**
+   * `crm sync apply` finished, but some records failed or are in doubt, or the removals of a type
+   * were refused (listed on stderr and in the report).
+   */
   incomplete: 9,
 } as const;
 

@@ -80,7 +80,7 @@ const EXIT_CODES = `Exit codes:
   6  connection failed or timed out
   7  any other error the API answered with
   8  a response that failed validation
-  9  crm sync apply finished, but some records failed or are in doubt`;
+  9  crm sync apply finished, but some records failed or are in doubt, or removals were refused`;
 
 /** `crm --help`: every command, the extra commands, the options and the exit codes. */
 export const topHelp = (): string =>

@@ -2,7 +2,9 @@ import type { CrmClient } from 'crm-integration-sdk';
 import { CrmValidationError } from '../core/errors';
 import { Engine, type EngineSettings } from './engine';
 import type { SyncJournal, SyncType } from './journal';
+import { keyProblem } from './keys';
 import { SYNC_TYPES } from './kinds';
+import { isMaxRemoved } from './remove';
 import type { SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
 
 /** Options of `new CrmSync()`. */
@@ -21,12 +23,18 @@ function rejectInput(field: string, message: string): never {
 }
 
 function checkRunOptions(options: SyncRunOptions): void {
-  const { concurrency, removed, inDoubt, onProgress, signal } = options;
+  const { concurrency, removed, maxRemoved, inDoubt, onProgress, signal } = options;
   if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
     rejectInput('concurrency', 'A whole number from 1 to 256');
   }
   if (removed !== undefined && removed !== 'keep' && removed !== 'deactivate')
     rejectInput('removed', "'keep' or 'deactivate'");
+  if (maxRemoved !== undefined && !isMaxRemoved(maxRemoved)) {
+    rejectInput(
+      'maxRemoved',
+      "A count (a whole number from 0, such as 50) or a share from '0%' to '100%' (such as '5%')",
+    );
+  }
   if (inDoubt !== undefined && inDoubt !== 'report' && inDoubt !== 'recreate')
     rejectInput('inDoubt', "'report' or 'recreate'");
   if (onProgress !== undefined && typeof onProgress !== 'function') rejectInput('onProgress', 'A function');
@@ -103,7 +111,8 @@ export class CrmSync {
    * Syncs `source` into the CRM: settles records left in doubt by earlier runs, then creates the
    * new records, updates the changed ones (with only their changed fields), leaves the unchanged
    * ones alone (sending nothing), and, with `removed: 'deactivate'`, deactivates the accounts and
-   * contacts their complete list no longer holds.
+   * contacts their complete list no longer holds, when there are not more of a type than
+   * `maxRemoved` allows (else none of that type's, listed in `refusedRemovals`).
    *
    * Resolves to a {@link SyncReport}; a bad record or a refused request is a `failed` entry and
    * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,
@@ -148,10 +157,11 @@ export class CrmSync {
    * ```
    */
   async plan(source: SyncSource, options: SyncPlanOptions = {}): Promise<SyncPlan> {
-    checkRunOptions({ removed: options.removed });
+    const { removed, maxRemoved } = options;
+    checkRunOptions({ removed, maxRemoved });
     checkSource(source);
     const settings = await this.#open();
-    return new Engine(settings, { removed: options.removed }, true).plan(source);
+    return new Engine(settings, { removed, maxRemoved }, true).plan(source);
   }
 
   /**
@@ -243,5 +253,6 @@ export class CrmSync {
 
 function checkKey(type: SyncType, key: string): void {
   if (!SYNC_TYPES.includes(type)) rejectInput('type', "'accounts', 'contacts', 'opportunities' or 'activities'");
-  if (typeof key !== 'string' || key === '') rejectInput('key', 'A non-empty string');
+  const problem = keyProblem(key);
+  if (problem !== undefined) rejectInput('key', `A key: ${problem}`);
 }

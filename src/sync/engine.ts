@@ -10,11 +10,21 @@ import {
 import { issuesOf } from '../internal/endpoint/issues';
 import { type Canonical, canonical, changedFields } from './canonical';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
+import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
+import { eachRemoved, refusalOf } from './remove';
 import { Committer, Sender } from './sender';
 import { inDoubtReason, lookFor, stampedDate } from './settle';
 import { PlanTally, Tally } from './tally';
-import type { SyncInDoubt, SyncList, SyncPlan, SyncReport, SyncRunOptions, SyncSource } from './types';
+import type {
+  SyncInDoubt,
+  SyncList,
+  SyncPlan,
+  SyncRefusedRemoval,
+  SyncReport,
+  SyncRunOptions,
+  SyncSource,
+} from './types';
 
 /** Records read from a list before their journal entries are read, in one call. */
 const BATCH = 500;
@@ -157,6 +167,10 @@ export class Engine {
    * while the last one's outcome is written. Each settles (never rejects) before its list ends.
    */
   readonly #outcomes = new Set<Promise<void>>();
+  /** Records of each list whose key could not be read: such a list cannot tell what it no longer holds. */
+  readonly #unusableKeys = new Map<SyncType, number>();
+  /** The types whose removals were not sent (or would not be), and why. */
+  readonly #refusedRemovals: SyncRefusedRemoval[] = [];
 
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
     this.#s = settings;
@@ -189,7 +203,7 @@ export class Engine {
     const inDoubt: SyncInDoubt[] = (await this.#s.journal.pending(this.#s.tenant)).map((e) =>
       e.requestId === undefined ? { type: e.type, key: e.key } : { type: e.type, key: e.key, requestId: e.requestId },
     );
-    return this.#tally.report(this.#s.runId, inDoubt);
+    return this.#tally.report(this.#s.runId, inDoubt, this.#refusedRemovals);
   }
 
   async plan(source: SyncSource): Promise<SyncPlan> {
@@ -199,7 +213,7 @@ export class Engine {
       throw error instanceof SourceFailure ? error.error : error;
     }
     const plan = this.#plan as PlanTally;
-    return { entries: plan.entries, counts: plan.counts };
+    return { entries: plan.entries, counts: plan.counts, refusedRemovals: this.#refusedRemovals };
   }
 
   #fail(error: unknown): void {
@@ -280,8 +294,14 @@ export class Engine {
     for (const raw of batch) {
       const record = (raw ?? {}) as Record<string, unknown>;
       const key = record.key;
-      if (typeof key !== 'string' || key === '') {
-        this.#invalid(type, String(key ?? ''), invalid('key', 'Required: a non-empty string, unique in its list'));
+      const unusable = keyProblem(key);
+      if (unusable !== undefined || typeof key !== 'string') {
+        this.#unusableKeys.set(type, (this.#unusableKeys.get(type) ?? 0) + 1);
+        const message =
+          typeof key === 'string' && key !== ''
+            ? `Not usable: a key must be ${unusable}`
+            : 'Required: a non-empty string, unique in its list';
+        this.#invalid(type, typeof key === 'string' ? key : String(key ?? ''), invalid('key', message));
         continue;
       }
       if (seen.has(key)) {
@@ -303,8 +323,9 @@ export class Engine {
       for (const ref of kind.references) {
         const parentKey = record[ref.keyField];
         if (parentKey === undefined) continue;
-        if (typeof parentKey !== 'string' || parentKey === '') {
-          both = `${ref.keyField}: a non-empty string`;
+        const unusableParent = keyProblem(parentKey);
+        if (unusableParent !== undefined || typeof parentKey !== 'string') {
+          both = `${ref.keyField}: ${unusableParent}`;
           break;
         }
         const direct = ref.direct.find((field) => (data as Record<string, unknown>)[field] !== undefined);
@@ -745,44 +766,66 @@ export class Engine {
     }
   }
 
-  /** Accounts and contacts the journal holds but their complete list does not: deactivated, or reported. */
+  /**
+   * Accounts and contacts the journal holds but their complete list does not: deactivated, or
+   * reported. Measured first, sent after (remove.ts): past the limit, or after a record whose key
+   * could not be read, none of the type's removals is sent, and the refusal is reported.
+   */
   async #removed(kind: Kind, seen: Set<string>): Promise<void> {
     const { type } = kind;
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.#s.journal.list(this.#s.tenant, type, after, 1000);
-      if (page.length === 0) return;
-      after = page[page.length - 1]?.key;
-      for (const entry of page) {
-        if (seen.has(entry.key) || entry.state !== 'synced') continue;
-        if (!kind.deactivates) {
-          const reason = `removed from its list: the API cannot remove an ${kind.noun}`;
-          if (this.#plan) this.#plan.add(type, entry.key, 'skip', { reason });
-          else this.#tally.skip(type, entry.key, reason, false);
-          continue;
-        }
-        if (this.#plan) {
-          this.#plan.add(type, entry.key, 'deactivate');
-          continue;
-        }
-        if (this.#stopping()) return;
-        const update = kind.update as NonNullable<Kind['update']>;
-        this.#sender.push({
-          intent: undefined,
-          run: async () => {
-            try {
-              await this.#call(() => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }));
-              this.#committer.put({ ...entry, state: 'deactivated', runId: this.#s.runId });
-              this.#tally.count(type, 'deactivated');
-            } catch (error) {
-              if (error instanceof CrmError) this.#tally.fail(type, entry.key, error);
-              else this.#fail(error);
-            }
-          },
-        });
+    const { journal, tenant } = this.#s;
+    // This run's creates written first, so that the journal's synced records less them are the
+    // ones there before the run, as its plan counted them.
+    if (!this.#plan) {
+      await this.#drain();
+      await this.#committer.flush();
+    }
+    if (this.#stopping()) return;
+    let wouldDeactivate = 0;
+    const [action, why] = kind.deactivates
+      ? (['deactivate', {}] as const)
+      : (['skip', { reason: removedReason(kind) }] as const);
+    const synced = await eachRemoved(journal, tenant, type, seen, (removed) => {
+      wouldDeactivate += removed.length;
+      // A plan lists them all, refused or not: its counts say what the list no longer holds.
+      for (const entry of removed) this.#plan?.add(type, entry.key, action, why);
+      return !this.#stopping();
+    });
+    if (this.#stopping()) return;
+    const counted = {
+      wouldDeactivate,
+      synced: Math.max(wouldDeactivate, synced - (this.#plan ? 0 : this.#tally.of(type).created)),
+      unusableKeys: this.#unusableKeys.get(type) ?? 0,
+    };
+    const refusal = refusalOf(type, counted, this.#options.maxRemoved);
+    if (refusal) this.#refusedRemovals.push(refusal);
+    if (refusal || this.#plan || wouldDeactivate === 0) return;
+    await eachRemoved(journal, tenant, type, seen, async (removed) => {
+      for (const entry of removed) {
+        if (this.#stopping()) return false;
+        if (kind.deactivates) this.#deactivate(kind, entry);
+        else this.#tally.skip(type, entry.key, removedReason(kind), false);
       }
       await this.#sender.room(BATCH);
-    }
+      return true;
+    });
+  }
+
+  #deactivate(kind: Kind, entry: SyncJournalEntry): void {
+    const update = kind.update as NonNullable<Kind['update']>;
+    this.#sender.push({
+      intent: undefined,
+      run: async () => {
+        try {
+          await this.#call(() => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }));
+          this.#committer.put({ ...entry, state: 'deactivated', runId: this.#s.runId });
+          this.#tally.count(kind.type, 'deactivated');
+        } catch (error) {
+          if (error instanceof CrmError) this.#tally.fail(kind.type, entry.key, error);
+          else this.#fail(error);
+        }
+      },
+    });
   }
 
   /**
@@ -840,3 +883,6 @@ export class Engine {
     await this.#committer.flush();
   }
 }
+
+/** Why a removed opportunity or activity is only reported. */
+const removedReason = ({ noun }: Kind): string => `removed from its list: the API cannot remove an ${noun}`;

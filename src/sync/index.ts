@@ -18,6 +18,7 @@ export type {
   SyncType,
 } from './journal';
 export { SyncJournalError } from './journal-error';
+export { MAX_SYNC_KEY_BYTES } from './keys';
 export { memoryJournal } from './memory-journal';
 export { sqliteJournal } from './sqlite-journal';
 export type {
@@ -30,12 +31,14 @@ export type {
   SyncFieldChange,
   SyncInDoubt,
   SyncList,
+  SyncMaxRemoved,
   SyncOpportunityRecord,
   SyncPlan,
   SyncPlanAction,
   SyncPlanEntry,
   SyncPlanOptions,
   SyncProgress,
+  SyncRefusedRemoval,
   SyncReport,
   SyncRunOptions,
   SyncSkipped,

@@ -7,6 +7,7 @@ import type {
   SyncPlanAction,
   SyncPlanEntry,
   SyncProgress,
+  SyncRefusedRemoval,
   SyncReport,
   SyncSkipped,
 } from './types';
@@ -121,7 +122,7 @@ export class Tally {
     (this.#onProgress as (progress: SyncProgress) => void)(progress);
   }
 
-  report(runId: string, inDoubt: readonly SyncInDoubt[]): SyncReport {
+  report(runId: string, inDoubt: readonly SyncInDoubt[], refusedRemovals: readonly SyncRefusedRemoval[]): SyncReport {
     const byType = {} as Record<SyncType, SyncCounts>;
     const sum = { created: 0, updated: 0, unchanged: 0, deactivated: 0 };
     for (const type of ['accounts', 'contacts', 'opportunities', 'activities'] as const) {
@@ -138,7 +139,7 @@ export class Tally {
       sum.unchanged += counts.unchanged;
       sum.deactivated += counts.deactivated;
     }
-    return { runId, ...sum, failed: this.failed, inDoubt, skipped: this.skipped, byType };
+    return { runId, ...sum, failed: this.failed, inDoubt, skipped: this.skipped, byType, refusedRemovals };
   }
 }
 

@@ -13,7 +13,10 @@ export type SyncList<R> = Iterable<R> | AsyncIterable<R>;
 
 /** An account of the source: its key in your system, and what `accounts.create()` takes. */
 export interface SyncAccountRecord {
-  /** The record's id in your system: a non-empty string, unique among the source's accounts. */
+  /**
+   * The record's id in your system: a non-empty string of well-formed text, at most 1,024 bytes
+   * of UTF-8 (`MAX_SYNC_KEY_BYTES`), unique among the source's accounts.
+   */
   readonly key: string;
   /** The account, as `accounts.create()` takes it. */
   readonly data: AccountCreateInput;
@@ -21,9 +24,9 @@ export interface SyncAccountRecord {
 
 /** A contact of the source: its account by your key (`accountKey`), or by CRM id in `data.accountId`. */
 export interface SyncContactRecord {
-  /** The record's id in your system: a non-empty string, unique among the source's contacts. */
+  /** The record's id in your system, unique among the source's contacts (the rules of {@link SyncAccountRecord.key}). */
   readonly key: string;
-  /** The key of its account in the source's `accounts`; the sync sends that account's CRM id. */
+  /** The key of its account in the source's `accounts` (a key by the same rules); the sync sends that account's CRM id. */
   readonly accountKey?: string | undefined;
   /** The contact, as `contacts.create()` takes it. */
   readonly data: ContactCreateInput;
@@ -31,11 +34,11 @@ export interface SyncContactRecord {
 
 /** An opportunity of the source: its account and contact by your keys, or by CRM id in `data`. */
 export interface SyncOpportunityRecord {
-  /** The record's id in your system: a non-empty string, unique among the source's opportunities. */
+  /** The record's id in your system, unique among the source's opportunities (the rules of {@link SyncAccountRecord.key}). */
   readonly key: string;
-  /** The key of its account in the source's `accounts` (else give `data.accountId`). */
+  /** The key of its account in the source's `accounts`, a key by the same rules (else give `data.accountId`). */
   readonly accountKey?: string | undefined;
-  /** The key of its contact in the source's `contacts`, if it has one. */
+  /** The key of its contact in the source's `contacts`, if it has one (a key by the same rules). */
   readonly contactKey?: string | undefined;
   /** The opportunity, as `opportunities.create()` takes it; `accountId` only without `accountKey`. */
   readonly data: Omit<OpportunityCreateInput, 'accountId'> & { readonly accountId?: string | undefined };
@@ -66,9 +69,9 @@ export interface SyncActivityData {
 
 /** An activity of the source: its opportunity by your key (`opportunityKey`), or by CRM id in `data`. */
 export interface SyncActivityRecord {
-  /** The record's id in your system: a non-empty string, unique among the source's activities. */
+  /** The record's id in your system, unique among the source's activities (the rules of {@link SyncAccountRecord.key}). */
   readonly key: string;
-  /** The key of its opportunity in the source's `opportunities`. */
+  /** The key of its opportunity in the source's `opportunities` (a key by the same rules). */
   readonly opportunityKey?: string | undefined;
   /** The activity. The API cannot update one: a changed activity is skipped. */
   readonly data: SyncActivityData;
@@ -108,7 +111,8 @@ export interface SyncFailure {
   /** Its key. */
   readonly key: string;
   /**
-   * Why: a `CrmValidationError` for a bad record (schema, empty or repeated key, unknown parent),
+   * Why: a `CrmValidationError` for a bad record (schema, a key that is empty, repeated, not
+   * well-formed or over `MAX_SYNC_KEY_BYTES`, unknown parent),
    * or the request's error, whose `sideEffects` is `'none'`: nothing was done in the CRM.
    */
   readonly error: CrmError;
@@ -145,6 +149,44 @@ export interface SyncSkipped {
   readonly reason: string;
 }
 
+/**
+ * The most records of one type a run may remove (`removed: 'deactivate'`): a count (`50`), or a
+ * share of the records of that type the journal holds as synced (`'5%'`, from `'0%'` to
+ * `'100%'`). See {@link SyncRunOptions.maxRemoved}.
+ */
+export type SyncMaxRemoved = number | `${number}%`;
+
+/**
+ * A type whose removals a run did not send, or a plan says a run would not send (with
+ * `removed: 'deactivate'`): none of that type's removals is sent, and the rest of the run goes on.
+ * - `reason: 'limit'`: more records would be removed than `limit` ({@link SyncRunOptions.maxRemoved});
+ *   give a higher `maxRemoved` (`crm sync apply --max-removed`) if that is meant.
+ * - `reason: 'incomplete'`: `unusableKeys` records of the list had a key that could not be read
+ *   (missing, empty, not a string, not well-formed, too long: each is in `failed`), so the list
+ *   cannot tell which records it no longer holds; `maxRemoved` does not allow it: fix the keys.
+ */
+export interface SyncRefusedRemoval {
+  /** The list. */
+  readonly type: SyncType;
+  /**
+   * The records its list no longer holds that a run would remove: accounts and contacts it would
+   * set inactive; opportunities and activities (which the API cannot remove) it would list in
+   * `skipped`.
+   */
+  readonly wouldDeactivate: number;
+  /** The records of that type the journal holds as synced, not counting those this run created. */
+  readonly synced: number;
+  /**
+   * The most the run could remove: `maxRemoved` as a count (a share of `synced` rounded down),
+   * or by default the greater of 10 and 10 % of `synced`.
+   */
+  readonly limit: number;
+  /** Why: over the limit, or a list made incomplete by unusable keys. */
+  readonly reason: 'limit' | 'incomplete';
+  /** The records of the list whose key could not be read (0 for `'limit'`). */
+  readonly unusableKeys: number;
+}
+
 /** What `sync.run()` did. */
 export interface SyncReport extends SyncCounts {
   /** This run's id, also written in the journal beside what it wrote. */
@@ -157,6 +199,8 @@ export interface SyncReport extends SyncCounts {
   readonly skipped: readonly SyncSkipped[];
   /** The counts of each list. */
   readonly byType: Readonly<Record<SyncType, SyncCounts>>;
+  /** The types whose removals were not sent, and why (empty when none was refused). */
+  readonly refusedRemovals: readonly SyncRefusedRemoval[];
 }
 
 /** Where a run stands, given to `onProgress` at most 4 times a second, and at the end of each list. */
@@ -202,6 +246,16 @@ export interface SyncRunOptions {
    */
   readonly removed?: 'keep' | 'deactivate' | undefined;
   /**
+   * With `removed: 'deactivate'`, the most records of one type the run may remove: a count
+   * (`50`, a whole number from 0) or a share of that type's records the journal holds as synced
+   * (`'5%'`). The run measures each type's removals before it sends any: past the limit, none of
+   * that type's is sent, the rest of the run goes on, and the report lists the type in
+   * `refusedRemovals`. By default, removals of more than 10 records **and** more than 10 % of
+   * the synced ones are refused: a small tenant's nightly removals go through, an empty or cut
+   * export never does. Give it to allow a large removal on purpose (`'100%'` allows any).
+   */
+  readonly maxRemoved?: SyncMaxRemoved | undefined;
+  /**
    * What to do with the records in doubt that cannot be looked for (accounts, opportunities, and
    * activities of an account or a contact): `'report'` (the default) lists them until
    * `sync.resolve()` settles them; `'recreate'` creates them again in this run, accepting that
@@ -215,6 +269,8 @@ export interface SyncRunOptions {
 export interface SyncPlanOptions {
   /** As in {@link SyncRunOptions.removed}. */
   readonly removed?: 'keep' | 'deactivate' | undefined;
+  /** As in {@link SyncRunOptions.maxRemoved}: the plan shows what a run would refuse. */
+  readonly maxRemoved?: SyncMaxRemoved | undefined;
 }
 
 /**
@@ -224,7 +280,8 @@ export interface SyncPlanOptions {
  *   its complete list no longer holds (with `removed: 'deactivate'`);
  * - `deactivate`: an account or contact its complete list no longer holds;
  * - `blocked`: a record in doubt, or a child of one that is in doubt, failed or invalid;
- * - `invalid`: a bad record (schema, empty or repeated key, unknown parent).
+ * - `invalid`: a bad record (schema, a key that is empty, repeated, not well-formed or too long,
+ *   unknown parent).
  */
 export type SyncPlanAction = 'create' | 'update' | 'unchanged' | 'skip' | 'deactivate' | 'blocked' | 'invalid';
 
@@ -257,6 +314,8 @@ export interface SyncPlanEntry {
 export interface SyncPlan {
   /** One per record of the source (and per removed record), in the order the run would go. */
   readonly entries: readonly SyncPlanEntry[];
-  /** How many entries have each action. */
+  /** How many entries have each action (`deactivate` entries of a refused type included). */
   readonly counts: Readonly<Record<SyncPlanAction, number>>;
+  /** The types whose removals a run would not send, and why (their entries are still listed). */
+  readonly refusedRemovals: readonly SyncRefusedRemoval[];
 }

@@ -1,32 +1,21 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { type FakeCrmServer, startFakeCrmServer } from '../../src/testing/server';
 import { scriptCommand, shellWord } from '../support/pty';
 import { CRM_BIN, envFor, runCrm } from '../support/run-crm';
+import { syncCliFixture } from '../support/sync-cli';
 
+const fixture = syncCliFixture('crm-sync-');
 let dir: string;
 let server: FakeCrmServer;
 let env: Record<string, string>;
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'crm-sync-'));
-  server = await startFakeCrmServer();
-  env = envFor(server.fake.credentials);
+beforeEach(() => {
+  ({ dir, server, env } = fixture);
 });
-afterEach(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
+const file = fixture.file;
 
 const posts = () => server.fake.requests.filter((r) => r.method !== 'GET').length;
 
@@ -86,6 +75,7 @@ describe('crm sync plan', () => {
     ]);
     expect(out.at(-1)).toEqual({
       counts: { create: 6, update: 0, unchanged: 0, skip: 0, deactivate: 0, blocked: 0, invalid: 0 },
+      refusedRemovals: [],
     });
     expect(server.fake.requests).toEqual([]);
   });
@@ -390,7 +380,7 @@ describe('crm sync apply on a terminal', () => {
 describe('crm sync apply killed and resumed', () => {
   it('kill -9 mid-run, then a re-run: no contact or activity twice, every account or opportunity that may be listed in doubt', async () => {
     await server.close();
-    server = await startFakeCrmServer({ latencyMs: 20 });
+    server = fixture.server = await startFakeCrmServer({ latencyMs: 20 });
     env = envFor(server.fake.credentials);
     const n = 12;
     const journal = join(dir, 'kill.db');
@@ -477,7 +467,7 @@ describe('crm sync apply killed and resumed', () => {
 describe('crm sync apply interrupted', () => {
   it('stops on Ctrl-C once the requests in flight have answered (exit 130), and the next apply resumes without duplicates', async () => {
     await server.close();
-    server = await startFakeCrmServer({ latencyMs: 20 });
+    server = fixture.server = await startFakeCrmServer({ latencyMs: 20 });
     env = envFor(server.fake.credentials);
     const journal = join(dir, 'int.db');
     const contacts = file(

@@ -3,8 +3,11 @@
 //
 //   describeSyncJournal('myJournal()', async () => ({ journal: myJournal(db), reopen: () => myJournal(db) }));
 import { describe, expect, test } from 'vitest';
+import type { CrmValidationError } from '../../src/core/errors';
 import type { SyncJournal, SyncJournalEntry, SyncType } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
+import { MAX_SYNC_KEY_BYTES } from '../../src/sync/keys';
+import { syncHarness } from '../support/sync';
 
 /** A journal under test, and a second one on the same storage (another process, or after a restart). */
 export interface JournalUnderTest {
@@ -37,6 +40,48 @@ export function entry(
 
 const sorted = <T>(items: Iterable<T>, by: (item: T) => string): T[] =>
   [...items].sort((a, b) => (by(a) < by(b) ? -1 : by(a) > by(b) ? 1 : 0));
+
+/**
+ * Keys at the longest a sync takes (MAX_SYNC_KEY_BYTES of UTF-8, in characters of 1, 2, 3 and 4
+ * bytes), and keys that differ only where a careless store would fold them: normalisation, case,
+ * invisible characters, NUL, the ends of the BMP.
+ */
+export const UNICODE_KEYS: readonly string[] = [
+  'a'.repeat(MAX_SYNC_KEY_BYTES),
+  '\u00e9'.repeat(MAX_SYNC_KEY_BYTES / 2),
+  `${'\u20ac'.repeat((MAX_SYNC_KEY_BYTES - 1) / 3)}a`,
+  '\u{1F600}'.repeat(MAX_SYNC_KEY_BYTES / 4),
+  `${'\u{1F468}\u200D\u{1F469}\u200D\u{1F467}'.repeat(56)}abcd`, // a ZWJ family: 18 bytes each
+  '\u00e9t\u00e9', // NFC
+  'e\u0301te\u0301', // NFD: another key
+  'stra\u00dfe',
+  'STRASSE',
+  'strasse',
+  '\u0130stanbul',
+  'i\u0307stanbul',
+  '\u05e9\u05dc\u05d5\u05dd \u202eevil',
+  'zero\u200bwidth',
+  'nul\u0000inside',
+  '\ufeffbom',
+  '\uffff',
+  '\ufffd',
+  '\u{10FFFF}',
+  '\u{1D11E} clef',
+  ' padded ',
+];
+
+/** A string of `length` letters that no compression shrinks (a Postgres index compresses a long key). */
+function incompressible(length: number): string {
+  let seed = 0x2545f491;
+  let text = '';
+  for (let i = 0; i < length; i++) {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    text += String.fromCharCode(33 + ((seed >>> 0) % 94));
+  }
+  return text;
+}
 
 /**
  * Runs the SyncJournal contract against journals from `make`, one fresh storage per test.
@@ -265,6 +310,69 @@ export function describeSyncJournal(name: string, make: () => JournalUnderTest |
         await again.open();
         expect((await again.runs?.('alpha', 10))?.map((run) => run.runId)).toEqual(['run_2', 'run_1']);
         if (again !== journal) await again.close();
+      });
+    });
+
+    test('keys at the longest a sync takes, 4-byte characters too, and assorted Unicode keys round-trip exactly', async () => {
+      await withJournal(async (under) => {
+        const { journal } = under;
+        // A tenant beside each key, as the index holds them.
+        const tenant = `tenant_${'t'.repeat(57)}`;
+        for (const key of UNICODE_KEYS.slice(0, 5)) {
+          expect(new TextEncoder().encode(key).length).toBeLessThanOrEqual(MAX_SYNC_KEY_BYTES);
+        }
+        await journal.write(tenant, { put: UNICODE_KEYS.map((k) => entry('accounts', k)) });
+
+        const got = await journal.get(tenant, 'accounts', UNICODE_KEYS);
+        expect(sorted(got.keys(), (k) => k)).toEqual(sorted(UNICODE_KEYS, (k) => k));
+        for (const key of UNICODE_KEYS) expect(got.get(key)).toEqual(entry('accounts', key));
+        const listed: string[] = [];
+        let after: string | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await journal.list(tenant, 'accounts', after, 3);
+          if (page.length === 0) break;
+          listed.push(...page.map((e) => e.key));
+          after = page.at(-1)?.key;
+        }
+        expect(sorted(listed, (k) => k)).toEqual(sorted(UNICODE_KEYS, (k) => k));
+        const again = await under.reopen();
+        await again.open();
+        expect((await again.get(tenant, 'accounts', UNICODE_KEYS)).size).toBe(UNICODE_KEYS.length);
+        if (again !== journal) await again.close();
+      });
+    });
+
+    test('a sync through it fails lone-surrogate and over-long keys as bad records, and syncs the others once', async () => {
+      await withJournal(async ({ journal }) => {
+        const { sync, fake } = await syncHarness({ journal });
+        // Every Unicode key, NUL too, and an ERP's ids with an emoji: 30 records a sync must hold apart.
+        const good = [...UNICODE_KEYS, ...Array.from({ length: 9 }, (_, i) => `erp-${i}-\u{1F600}`)].map((key, i) => ({
+          key,
+          data: { name: `Account ${i}` },
+        }));
+        const bad = [
+          's\uD800',
+          's\uD801',
+          `\uDFFF${'x'.repeat(10)}`,
+          incompressible(10_240),
+          `${'a'.repeat(MAX_SYNC_KEY_BYTES)}b`,
+        ];
+        const source = {
+          accounts: [...bad.slice(0, 2), ...good, ...bad.slice(2)].map((r) =>
+            typeof r === 'string' ? { key: r, data: { name: 'Bad key' } } : r,
+          ),
+        };
+
+        const first = await sync.run(source);
+        expect(first).toMatchObject({ created: 30, inDoubt: [] });
+        expect(first.failed.map((f) => f.key)).toEqual(bad);
+        expect(first.failed.map((f) => (f.error as CrmValidationError).issues[0]?.field)).toEqual(bad.map(() => 'key'));
+
+        const second = await sync.run(source);
+        expect(second).toMatchObject({ created: 0, unchanged: 30 });
+        expect(second.failed).toHaveLength(bad.length);
+        expect(fake.store.accounts.size).toBe(30);
+        for (const { key } of good) expect(await sync.idOf('accounts', key)).toMatch(/./);
       });
     });
 

@@ -29,6 +29,12 @@ test("the issue's example compiles as written, with arrays and async generators"
     ),
   ).toEqualTypeOf<Promise<SyncReport>>();
   expectTypeOf(sync.plan({ accounts: [] }, { removed: 'deactivate' })).toEqualTypeOf<Promise<SyncPlan>>();
+  expectTypeOf(sync.plan({ accounts: [] }, { removed: 'deactivate', maxRemoved: '2.5%' })).toEqualTypeOf<
+    Promise<SyncPlan>
+  >();
+  expectTypeOf(sync.run({ accounts: [] }, { removed: 'deactivate', maxRemoved: 50 })).toEqualTypeOf<
+    Promise<SyncReport>
+  >();
   expectTypeOf(sync.idOf('accounts', 'c1')).toEqualTypeOf<Promise<string | undefined>>();
   expectTypeOf(sync.resolve('accounts', 'c1', null)).toEqualTypeOf<Promise<void>>();
   expectTypeOf(memoryJournal()).toEqualTypeOf<SyncJournal>();
@@ -39,6 +45,8 @@ test('a report names each type as its list, and a failure carries the CrmError',
   expectTypeOf<SyncReport['inDoubt'][number]['type']>().toEqualTypeOf<SyncType>();
   expectTypeOf<SyncReport['byType']['activities']['created']>().toEqualTypeOf<number>();
   expectTypeOf<SyncType>().toEqualTypeOf<'accounts' | 'contacts' | 'opportunities' | 'activities'>();
+  expectTypeOf<SyncReport['refusedRemovals'][number]['type']>().toEqualTypeOf<SyncType>();
+  expectTypeOf<SyncPlan['refusedRemovals']>().toEqualTypeOf<SyncReport['refusedRemovals']>();
 });
 
 test('wrong records and options do not compile', () => {
@@ -49,6 +57,8 @@ test('wrong records and options do not compile', () => {
   void sync.run({ contacts: [{ key: 'p1', data: { status: 'gone' } }] });
   // @ts-expect-error removed is 'keep' or 'deactivate'
   void sync.run({}, { removed: 'delete' });
+  // @ts-expect-error maxRemoved is a count or a share ending in %
+  void sync.run({}, { maxRemoved: '5' });
   // @ts-expect-error there is no list of leads
   void sync.idOf('leads', 'x');
 });

@@ -1,7 +1,16 @@
 import { writeFile } from 'node:fs/promises';
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import { CrmSync, type SyncJournal, type SyncPlan, type SyncReport, type SyncSource, sqliteJournal } from '../../sync';
+import {
+  CrmSync,
+  type SyncJournal,
+  type SyncMaxRemoved,
+  type SyncPlan,
+  type SyncReport,
+  type SyncSource,
+  sqliteJournal,
+} from '../../sync';
+import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
 import type { OptionSpec } from '../global-options';
@@ -12,7 +21,17 @@ import type { SyncContext, SyncIo, Values } from './context';
 import { syncCommandHelp, syncHelp } from './help';
 import { type SyncCommand, syncOptions } from './options';
 import { SyncProgressLine } from './progress';
-import { labelOf, ndjsonLine, planLine, planSummary, problemLines, reportJson, reportLine } from './render';
+import {
+  labelOf,
+  ndjsonLine,
+  planLine,
+  planSummary,
+  problemLines,
+  refusalText,
+  reportJson,
+  reportLine,
+  valueText,
+} from './render';
 import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
 
 /** The command line's parser (main.ts's, with its refusals and "did you mean"). */
@@ -77,6 +96,37 @@ function choice<T extends string>(flag: string, value: unknown, allowed: readonl
   return value as T;
 }
 
+/** `--max-removed`: a count (`50`) or a share (`5%`), or a usage error. */
+function maxRemovedOf(value: unknown, help: string): SyncMaxRemoved | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  const given: unknown = /^\d+$/.test(text) ? Number(text) : text;
+  if (!isMaxRemoved(given)) {
+    throw new UsageError(
+      `--max-removed must be a count (such as 50) or a share of the synced records from 0% to 100% (such as 5%), not "${text.slice(0, 80)}"`,
+      help,
+    );
+  }
+  return given;
+}
+
+/**
+ * With --removed deactivate, a list without a single record is refused before anything is sent
+ * (an apply; a plan says so): it is far more often a failed export than a tenant that closed every
+ * account. --max-removed, given, says the operator means it.
+ */
+function emptyListRefusal(
+  opened: OpenedSources,
+  totals: ReadonlyMap<SourceType, number>,
+  removed: 'keep' | 'deactivate' | undefined,
+  maxRemoved: SyncMaxRemoved | undefined,
+): string | undefined {
+  if (removed !== 'deactivate' || maxRemoved !== undefined) return undefined;
+  const empty = opened.sources.find((source) => totals.get(source.type) === 0);
+  if (!empty) return undefined;
+  return `--${empty.type} ${valueText(empty.file)} has no record: with --removed deactivate it would remove every one of the ${empty.type} synced; if that is meant, give --max-removed (such as --max-removed 100%)`;
+}
+
 /** The sources given, checked whole (a bad file exits 2 before anything is sent), with their record counts. */
 async function sourcesOf({
   io,
@@ -125,6 +175,7 @@ const listOf = (source: SourceFile, size: number, onRecord?: (record: Record<str
 async function runSource(command: 'plan' | 'apply', context: SyncContext): Promise<number> {
   const { io, values, help } = context;
   const removed = choice('removed', values.removed, ['keep', 'deactivate'], help);
+  const maxRemoved = maxRemovedOf(values['max-removed'], help);
   const inDoubt =
     command === 'apply' ? choice('in-doubt', values['in-doubt'], ['report', 'recreate'], help) : undefined;
   const concurrency =
@@ -141,6 +192,12 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   );
   const redact = redactor(secrets);
   const { opened, totals } = await sourcesOf(context);
+  const empty = emptyListRefusal(opened, totals, removed, maxRemoved);
+  if (empty !== undefined && command === 'apply') {
+    await opened.close();
+    throw new UsageError(empty, help);
+  }
+  if (empty !== undefined) io.stderr.write(`crm: apply would refuse this: ${empty}\n`);
   const journal = sqliteJournal(context.journalPath);
   try {
     const sync = new CrmSync(crm, { journal });
@@ -161,11 +218,22 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
     }
     if (command === 'plan') {
-      const plan = await sync.plan(source as SyncSource, removed ? { removed } : {});
-      await printPlan(io, plan, asText, labels, redact);
+      const plan = await sync.plan(source as SyncSource, {
+        ...(removed ? { removed } : {}),
+        ...(maxRemoved !== undefined ? { maxRemoved } : {}),
+      });
+      await printPlan(io, plan, asText, labels, redact, maxRemoved !== undefined);
       return EXIT.ok;
     }
-    return await apply(context, sync, journal, source as SyncSource, totals, { removed, inDoubt, concurrency }, redact);
+    return await apply(
+      context,
+      sync,
+      journal,
+      source as SyncSource,
+      totals,
+      { removed, maxRemoved, inDoubt, concurrency },
+      redact,
+    );
   } finally {
     await journal.close();
     await opened.close();
@@ -178,6 +246,7 @@ async function printPlan(
   asText: boolean,
   labels: ReadonlyMap<string, string>,
   redact: (value: unknown) => unknown,
+  maxRemovedGiven: boolean,
 ): Promise<void> {
   if (!asText) {
     let lines = '';
@@ -188,7 +257,10 @@ async function printPlan(
         lines = '';
       }
     }
-    await write(io.stdout, `${lines}${jsonText({ counts: plan.counts })}\n`);
+    await write(
+      io.stdout,
+      `${lines}${jsonText(redact({ counts: plan.counts, refusedRemovals: plan.refusedRemovals }))}\n`,
+    );
     return;
   }
   let lines = '';
@@ -200,11 +272,15 @@ async function printPlan(
       lines = '';
     }
   }
+  for (const refusal of plan.refusedRemovals) {
+    lines += `! ${refusal.type} removals: apply refuses them all: ${refusalText(refusal, maxRemovedGiven)}\n`;
+  }
   await write(io.stdout, `${lines}${planSummary(plan.counts)}\n`);
 }
 
 interface ApplyOptions {
   readonly removed: 'keep' | 'deactivate' | undefined;
+  readonly maxRemoved: SyncMaxRemoved | undefined;
   readonly inDoubt: 'report' | 'recreate' | undefined;
   readonly concurrency: number | undefined;
 }
@@ -238,6 +314,7 @@ async function apply(
       onProgress: progress.update,
       ...(io.interrupt ? { signal: io.interrupt.signal } : {}),
       ...(options.removed ? { removed: options.removed } : {}),
+      ...(options.maxRemoved !== undefined ? { maxRemoved: options.maxRemoved } : {}),
       ...(options.inDoubt ? { inDoubt: options.inDoubt } : {}),
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     });
@@ -253,11 +330,11 @@ async function apply(
   const json = redact(reportJson(report));
   if (typeof values.report === 'string') await writeFile(values.report, `${jsonText(json, 2)}\n`, { mode: 0o600 });
   await recordRun(journal, sync, report);
-  const problems = problemLines(report);
+  const problems = problemLines(report, options.maxRemoved !== undefined);
   if (problems.length) io.stderr.write(`${problems.join('\n')}\n`);
   if (io.stdout.isTTY) await write(io.stdout, `${reportLine(report)}\n`);
   else await write(io.stdout, `${jsonText(json)}\n`);
-  return report.failed.length || report.inDoubt.length ? EXIT.incomplete : EXIT.ok;
+  return report.failed.length || report.inDoubt.length || report.refusedRemovals.length ? EXIT.incomplete : EXIT.ok;
 }
 
 /** Keeps the run's summary in the journal's run log, for `crm sync status`. */
@@ -271,6 +348,7 @@ async function recordRun(journal: SyncJournal, sync: CrmSync, report: SyncReport
     deactivated: report.deactivated,
     skipped: report.skipped.length,
     inDoubt: report.inDoubt.length,
+    refusedRemovals: report.refusedRemovals,
     failed: report.failed.map(({ type, key, error }) => ({
       type,
       key,

@@ -10,9 +10,9 @@ const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
 };
 
 const USAGES: Readonly<Record<SyncCommand, string>> = {
-  plan: 'crm sync plan --journal <path> [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [options]',
+  plan: 'crm sync plan --journal <path> [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--removed keep|deactivate] [--max-removed <n|n%>] [options]',
   apply:
-    'crm sync apply --journal <path> [--accounts <file>] ... [--removed keep|deactivate] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
+    'crm sync apply --journal <path> [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
   status: 'crm sync status --journal <path> [options]',
   resolve: 'crm sync resolve --journal <path> --type <type> --key <key> (--id <crm-id> | --absent) [options]',
 };
@@ -35,6 +35,11 @@ const csvColumns = (): string =>
     return `CSV columns of --${type}:\n${columns(rows)}`;
   }).join('\n\n');
 
+const REMOVALS = `Removals: with --removed deactivate, a type's removals are measured before any is sent; more
+than 10 records and more than 10% of the type's synced records are refused (none of them is sent,
+the rest goes on, exit 9) unless --max-removed allows them (50, or 5%). A list with no record at
+all is refused before anything is sent (exit 2) unless --max-removed is given.`;
+
 const SOURCES = `Sources: a .csv file is CSV (RFC 4180, a header of the columns below, an empty cell is an absent
 field, UTF-8, a byte order mark and CRLF taken); any other is NDJSON, one record a line:
 { "key": ..., "data": { ... }, "accountKey"?, "contactKey"?, "opportunityKey"? }. Standard input
@@ -48,7 +53,7 @@ export const syncHelp = (): string =>
     `Commands:\n${columns(Object.entries(SUMMARIES).map(([name, summary]) => [name, summary]))}`,
     SOURCES,
     csvColumns(),
-    'Exit codes: those of crm --help, and 9 when apply finished but some records failed or are in doubt.',
+    'Exit codes: those of crm --help, and 9 when apply finished but some records failed or are in doubt,\nor the removals of a type were refused.',
     'Run crm sync <command> --help for its options.',
   ].join('\n\n')}\n`;
 
@@ -59,10 +64,10 @@ export const syncCommandHelp = (command: SyncCommand): string => {
     `${SUMMARIES[command]}.`,
     `Options:\n${columns(optionRows(syncOptions[command]))}`,
   ];
-  if (command === 'plan' || command === 'apply') sections.push(SOURCES, csvColumns());
+  if (command === 'plan' || command === 'apply') sections.push(REMOVALS, SOURCES, csvColumns());
   if (command === 'apply') {
     sections.push(
-      'On a terminal, stderr shows one live progress line. Ctrl-C stops after the requests in flight\nhave answered; a second Ctrl-C stops at once. Either way the next apply resumes.\nExit 9: finished, but some records failed or are in doubt (listed on stderr).',
+      'On a terminal, stderr shows one live progress line. Ctrl-C stops after the requests in flight\nhave answered; a second Ctrl-C stops at once. Either way the next apply resumes.\nExit 9: finished, but some records failed or are in doubt, or the removals of a type were refused\n(listed on stderr).',
     );
   }
   return `${sections.join('\n\n')}\n`;

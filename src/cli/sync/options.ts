@@ -19,6 +19,11 @@ const removedOption = {
     value: 'keep|deactivate',
     help: 'accounts and contacts a complete file no longer holds: left (default) or set inactive',
   },
+  'max-removed': {
+    type: 'string',
+    value: '<n|n%>',
+    help: 'the most records of a type --removed deactivate removes: a count, or a share of those synced (default: 10, or 10% if more)',
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 /** The options of each `crm sync` command, in the order their help lists them. */

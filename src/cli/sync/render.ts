@@ -1,4 +1,4 @@
-import type { SyncPlan, SyncPlanEntry, SyncReport } from '../../sync';
+import type { SyncPlan, SyncPlanEntry, SyncRefusedRemoval, SyncReport } from '../../sync';
 import { escaped, jsonText } from '../output';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
@@ -66,6 +66,21 @@ export function planSummary(counts: SyncPlan['counts']): string {
   return `Plan: ${counts.create} to create, ${counts.update} to update, ${counts.deactivate} to deactivate, ${counts.unchanged} unchanged, ${counts.skip} skipped, ${counts.blocked} blocked, ${counts.invalid} invalid.`;
 }
 
+/**
+ * Why a type's removals are refused, with the figures and what allows them (`given`: the limit
+ * came from --max-removed).
+ */
+export function refusalText(refusal: SyncRefusedRemoval, given: boolean): string {
+  const { type, wouldDeactivate, synced, limit } = refusal;
+  const gone = type === 'accounts' || type === 'contacts' ? 'to deactivate' : 'gone from the list';
+  const figures = `${wouldDeactivate} ${type} ${gone} of ${synced} synced`;
+  if (refusal.reason === 'incomplete') {
+    return `${figures}, but ${refusal.unusableKeys} records of the list have no usable key (see the failed ones), so it cannot tell which it no longer holds: fix those keys; --max-removed does not allow this`;
+  }
+  const most = given ? `--max-removed allows ${limit}` : `the default limit is ${limit} (10, or 10% of those synced)`;
+  return `${figures}, and ${most}: if that is meant, give --max-removed ${wouldDeactivate}`;
+}
+
 /** A failure as JSON: its facts (class, message, status, code, request id, side effects), never a stack. */
 function errorJson(error: unknown): Record<string, unknown> {
   const e = error as Record<string, unknown> & Error;
@@ -85,8 +100,8 @@ export function reportJson(report: SyncReport): Record<string, unknown> {
 export const reportLine = (report: SyncReport): string =>
   `Done: ${report.created} created, ${report.updated} updated, ${report.unchanged} unchanged, ${report.deactivated} deactivated, ${report.failed.length} failed, ${report.inDoubt.length} in doubt, ${report.skipped.length} skipped.`;
 
-/** Each record that failed or is in doubt, a line each (stderr). */
-export function problemLines(report: SyncReport): string[] {
+/** Each record that failed or is in doubt, and each type whose removals were refused, a line each (stderr). */
+export function problemLines(report: SyncReport, maxRemovedGiven = false): string[] {
   return [
     ...report.failed.map(({ type, key, error }) => {
       const { requestId } = error as { requestId?: unknown };
@@ -96,6 +111,9 @@ export function problemLines(report: SyncReport): string[] {
     ...report.inDoubt.map(
       ({ type, key, requestId }) =>
         `in doubt ${type} ${valueText(key)}${requestId ? ` (request ${valueText(requestId)})` : ''}: may have been created; find it, then crm sync resolve`,
+    ),
+    ...report.refusedRemovals.map(
+      (refusal) => `refused ${refusal.type} removals, none sent: ${refusalText(refusal, maxRemovedGiven)}`,
     ),
   ];
 }
