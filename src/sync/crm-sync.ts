@@ -129,9 +129,17 @@ export class CrmSync {
     options.signal?.throwIfAborted();
     const settings = await this.#open();
     // A shared journal's runs go at once, each key claimed as it is created; others are exclusive.
-    const lock = shared ? undefined : await this.#journal.lock(this.#tenant, settings.runId);
+    const lock = shared
+      ? undefined
+      : await this.#journal.lock(this.#tenant, settings.runId, options.signal ? { signal: options.signal } : {});
     try {
-      return await new Engine(settings, options, false).run(source);
+      // A lock lost (this process stalled past its lease, and another run took it over) stops the run as its signal would.
+      const signal =
+        lock?.signal && options.signal
+          ? AbortSignal.any([options.signal, lock.signal])
+          : (lock?.signal ?? options.signal);
+      const report = await new Engine(settings, signal ? { ...options, signal } : options, false).run(source);
+      return lock?.takenOver ? { ...report, lockTakenOver: lock.takenOver } : report;
     } finally {
       await lock?.release();
     }

@@ -13,13 +13,16 @@ export type {
   SyncJournalErrorReason,
   SyncJournalKey,
   SyncJournalLock,
+  SyncJournalLockHolder,
+  SyncJournalLockOptions,
   SyncJournalRun,
   SyncJournalState,
+  SyncJournalTakeover,
   SyncType,
 } from './journal';
 export { SyncJournalError } from './journal-error';
-export { memoryJournal } from './memory-journal';
-export { sqliteJournal } from './sqlite-journal';
+export { type MemoryJournalOptions, memoryJournal } from './memory-journal';
+export { type SqliteJournalOptions, sqliteJournal } from './sqlite-journal';
 export type {
   SyncAccountRecord,
   SyncActivityData,

@@ -15,12 +15,12 @@ afterAll(async () => {
 });
 
 // A schema of its own per test: fresh storage, as the suite asks, on one server.
-describeSyncJournal('postgresJournal()', () => {
+describeSyncJournal('postgresJournal()', ({ leaseMs }) => {
   const pool = postgres.pool();
   const schema = `j_${Math.random().toString(36).slice(2)}`;
   return {
-    journal: postgresJournal(pool, { schema }),
-    reopen: () => postgresJournal(pool, { schema }),
+    journal: postgresJournal(pool, { schema, leaseMs }),
+    reopen: () => postgresJournal(pool, { schema, leaseMs }),
     cleanup: async () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     },
