@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import { type FakeCrmServer, startFakeCrmServer } from '../../src/testing/server';
 import { scriptCommand, shellWord } from '../support/pty';
 import { CRM_BIN, envFor, runCrm } from '../support/run-crm';
@@ -333,6 +334,33 @@ describe('crm sync status and resolve', () => {
     expect(odd.code).toBe(0);
     expect(odd.stderr).toContain('accounts "C-\\u2028\\u202e9": not in the CRM');
     expect(odd.stderr).not.toMatch(/[\u2028\u202e]/);
+  });
+
+  it("status shows a tenant's run lock while a run holds it: its run and its age", async () => {
+    const path = join(dir, 'held.sync.db');
+    const journal = sqliteJournal(path);
+    await journal.open();
+    // Taken a minute and a half ago.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() - 90_000);
+    const lock = await journal.lock('acme', 'run_nightly');
+    vi.useRealTimers();
+    try {
+      const status = await runCrm(['sync', 'status', '--journal', path], env);
+
+      expect(status.code).toBe(0);
+      const [tenant] = lines(status.stdout);
+      expect(tenant).toMatchObject({
+        tenant: 'acme',
+        lock: { runId: 'run_nightly', leaseSeconds: 30, ageSeconds: expect.any(Number) },
+      });
+      expect((tenant?.lock as { ageSeconds: number }).ageSeconds).toBeGreaterThanOrEqual(90);
+    } finally {
+      await lock.release();
+      await journal.close();
+    }
+    const free = await runCrm(['sync', 'status', '--journal', path], env);
+    expect(free.stdout).toBe('');
   });
 
   it('status of a journal that does not exist exits 2 and makes none', async () => {
