@@ -22,8 +22,8 @@ export type SyncType = 'accounts' | 'contacts' | 'opportunities' | 'activities';
  *   from duplicating a record.
  * - **Atomicity.** One `write()` is applied whole or not at all, and a read never sees half of one.
  * - **Exclusivity.** Between `lock()` and the lock's `release()`, no other run (in this process or
- *   another) holds the lock of that tenant, and a lock whose holder died blocks a new run for one
- *   lease at most (see {@link SyncJournal.lock}). A journal that offers {@link SyncJournal.claims}
+ *   another) holds the lock of that tenant, and a lock whose holder died blocks a new run for
+ *   about one lease (see {@link SyncJournal.lock}). A journal that offers {@link SyncJournal.claims}
  *   is shared by a fleet instead: its runs take no lock and go at once, each key claimed as it is
  *   created.
  *
