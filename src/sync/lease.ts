@@ -2,7 +2,7 @@ import type { SyncJournalLock, SyncJournalLockOptions, SyncJournalTakeover } fro
 import { SyncJournalError } from './journal-error';
 
 /** A run lock's lease by default: a dead holder blocks a new run for this long, at most. */
-export const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_LEASE_MS = 30_000;
 
 /** Checks a journal's `leaseMs` option: from 100 ms (tests) to an hour. */
 export function leaseOption(leaseMs: unknown, factory: string): number {
@@ -90,7 +90,7 @@ const moved = (a: LeaseRow, b: LeaseRow): boolean => a.token !== b.token || a.ve
  * holder is a lock of this process renewed within its lease), and taking it over by a
  * compare-and-swap once it has stood still for the holder's whole lease.
  */
-export async function takeLease(
+async function takeLease(
   store: LeaseStore,
   runId: string,
   leaseMs: number,
@@ -146,7 +146,7 @@ export async function takeLease(
 }
 
 /** A lock held: renewed every third of its lease until released, lost, or stopped. */
-export class Held implements SyncJournalLock {
+class Held implements SyncJournalLock {
   readonly #store: LeaseStore;
   /** The lock's token: a journal refuses this run's writes once the stored lock is not this one's. */
   readonly token: string;
@@ -228,5 +228,46 @@ export class Held implements SyncJournalLock {
     this.#onRelease();
     // A lock lost is another run's now: its row is left alone.
     if (!lost) await this.#store.release(this.token);
+  }
+}
+
+/**
+ * The locks one journal's runs hold, by tenant: a run's writes are refused (fence()) once it lost
+ * its lock, and close() leaves them to be taken over (abandon()).
+ */
+export class RunLocks {
+  readonly #held = new Map<string, Held>();
+  readonly #leaseMs: number;
+
+  constructor(leaseMs: number) {
+    this.#leaseMs = leaseMs;
+  }
+
+  async take(
+    tenant: string,
+    runId: string,
+    store: LeaseStore,
+    options: SyncJournalLockOptions | undefined,
+    refuse: (holder: LeaseRow) => SyncJournalError,
+  ): Promise<SyncJournalLock> {
+    const held = await takeLease(store, runId, this.#leaseMs, options, refuse, () => {
+      if (this.#held.get(tenant) === held) this.#held.delete(tenant);
+    });
+    this.#held.set(tenant, held);
+    return held;
+  }
+
+  /** Throws when a run of this journal held `tenant`'s lock and lost it; `stored()`: the token the storage holds now. */
+  fence(tenant: string, stored: () => string | undefined): void {
+    const held = this.#held.get(tenant);
+    if (held === undefined || (!held.lost && stored() === held.token)) return;
+    held.lose('another run took it over');
+    throw held.signal.reason;
+  }
+
+  /** Stops renewing every lock held, leaving it to be taken over, as a process that dies does. */
+  abandon(): void {
+    for (const held of this.#held.values()) held.abandon();
+    this.#held.clear();
   }
 }

@@ -9,7 +9,7 @@ import type {
   SyncType,
 } from './journal';
 import { SyncJournalError } from './journal-error';
-import { type Held, type LeaseRow, type LeaseStore, leaseOption, takeLease } from './lease';
+import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
 
 /** Options of {@link memoryJournal}. */
 export interface MemoryJournalOptions {
@@ -26,18 +26,16 @@ class MemoryJournal implements SyncJournal {
   readonly #entries = new Map<string, Map<string, SyncJournalEntry>>();
   /** Each tenant's lock, as a shared store holds it: its holder renews it by moving its version. */
   readonly #locks = new Map<string, LeaseRow & { renewedAt: number }>();
-  /** The locks this journal's runs hold, by tenant: their writes are refused once they lose them. */
-  readonly #held = new Map<string, Held>();
+  readonly #held: RunLocks;
   readonly #runs = new Map<string, Map<string, SyncJournalRun>>();
-  readonly #leaseMs: number;
 
   constructor(leaseMs: number) {
-    this.#leaseMs = leaseMs;
+    this.#held = new RunLocks(leaseMs);
   }
 
   open(): void {}
 
-  async lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
     const locks = this.#locks;
     const store: LeaseStore = {
       read: () => locks.get(tenant),
@@ -57,19 +55,14 @@ class MemoryJournal implements SyncJournal {
         if (locks.get(tenant)?.token === token) locks.delete(tenant);
       },
     };
-    const held = await takeLease(
-      store,
+    return this.#held.take(
+      tenant,
       runId,
-      this.#leaseMs,
+      store,
       options,
       (holder) =>
         new SyncJournalError('locked', `Another sync run (${holder.runId}) holds the journal for tenant ${tenant}.`),
-      () => {
-        if (this.#held.get(tenant) === held) this.#held.delete(tenant);
-      },
     );
-    this.#held.set(tenant, held);
-    return held;
   }
 
   lockHolder(tenant: string): SyncJournalLockHolder | undefined {
@@ -107,11 +100,7 @@ class MemoryJournal implements SyncJournal {
   }
 
   write(tenant: string, change: SyncJournalChange): void {
-    const held = this.#held.get(tenant);
-    if (held && (held.lost || this.#locks.get(tenant)?.token !== held.token)) {
-      held.lose('another run took it over');
-      throw held.signal.reason;
-    }
+    this.#held.fence(tenant, () => this.#locks.get(tenant)?.token);
     for (const entry of change.put ?? []) {
       const id = `${tenant}\u0000${entry.type}`;
       let table = this.#entries.get(id);
@@ -126,8 +115,7 @@ class MemoryJournal implements SyncJournal {
 
   /** Stops renewing the locks its runs hold, leaving them to be taken over, as a process that dies does. */
   close(): void {
-    for (const held of this.#held.values()) held.abandon();
-    this.#held.clear();
+    this.#held.abandon();
   }
 
   tenants(): readonly string[] {

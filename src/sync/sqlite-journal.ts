@@ -11,7 +11,7 @@ import type {
   SyncType,
 } from './journal';
 import { SyncJournalError } from './journal-error';
-import { type Held, type LeaseRow, type LeaseStore, leaseOption, takeLease } from './lease';
+import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
 
 /**
  * The format this version writes (PRAGMA user_version); a file with a higher one is refused.
@@ -163,14 +163,12 @@ async function walMode(db: DatabaseSync): Promise<void> {
 
 class SqliteJournal implements SyncJournal {
   readonly #path: string;
-  readonly #leaseMs: number;
   #opened: Opened | undefined;
-  /** The locks this journal's runs hold, by tenant: their writes are refused once they lose them. */
-  readonly #held = new Map<string, Held>();
+  readonly #held: RunLocks;
 
   constructor(path: string, leaseMs: number) {
     this.#path = path;
-    this.#leaseMs = leaseMs;
+    this.#held = new RunLocks(leaseMs);
   }
 
   /** The open() under way: runs starting at once on one journal share it. */
@@ -251,7 +249,7 @@ class SqliteJournal implements SyncJournal {
     }
   }
 
-  async lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
     this.#use();
     // Each step on the journal open now: a lock renewed after close() is not (close() stops it).
     const row = () => this.#use().lockRow.get(tenant) as LockRow | undefined;
@@ -280,22 +278,12 @@ class SqliteJournal implements SyncJournal {
       },
       release: (token) => this.#transaction('unlocked', () => this.#use().lockDelete.run(tenant, token)),
     };
-    const held = await takeLease(
-      store,
-      runId,
-      this.#leaseMs,
-      options,
-      (holder) =>
-        new SyncJournalError(
-          'locked',
-          `Another sync run (${holder.runId}, renewing its lock) holds the journal ${this.#path} for tenant ${tenant}.`,
-        ),
-      () => {
-        if (this.#held.get(tenant) === held) this.#held.delete(tenant);
-      },
-    );
-    this.#held.set(tenant, held);
-    return held;
+    return this.#held.take(tenant, runId, store, options, (holder) => {
+      return new SyncJournalError(
+        'locked',
+        `Another sync run (${holder.runId}, renewing its lock) holds the journal ${this.#path} for tenant ${tenant}.`,
+      );
+    });
   }
 
   lockHolder(tenant: string): SyncJournalLockHolder | undefined {
@@ -328,14 +316,9 @@ class SqliteJournal implements SyncJournal {
 
   write(tenant: string, change: SyncJournalChange): void {
     const opened = this.#use();
-    const held = this.#held.get(tenant);
-    if (held?.lost) throw held.signal.reason;
     this.#transaction('written', () => {
       // A run that lost its lock (it stalled past its lease) writes nothing over the new holder's.
-      if (held && (opened.lockRow.get(tenant) as LockRow | undefined)?.token !== held.token) {
-        held.lose('another run took it over');
-        throw held.signal.reason;
-      }
+      this.#held.fence(tenant, () => (opened.lockRow.get(tenant) as LockRow | undefined)?.token);
       for (const e of change.put ?? []) {
         opened.put.run(
           tenant,
@@ -389,8 +372,7 @@ class SqliteJournal implements SyncJournal {
 
   /** Closes the file. A lock a run still holds is no longer renewed: taken over after its lease, as a dead process's. */
   close(): void {
-    for (const held of this.#held.values()) held.abandon();
-    this.#held.clear();
+    this.#held.abandon();
     const opened = this.#opened;
     this.#opened = undefined;
     opened?.db.close();
