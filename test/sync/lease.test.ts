@@ -1,6 +1,7 @@
 import { afterEach, expect, test, vi } from 'vitest';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { memoryJournal } from '../../src/sync/memory-journal';
+import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import type { SyncAccountRecord } from '../../src/sync/types';
 import { erpSource, syncHarness } from '../support/sync';
 
@@ -78,4 +79,13 @@ test('a run that loses its lock mid-run (it stalled past its lease, and another 
   // The new holder's lock is untouched by the run's end.
   expect(journal.lockHolder?.(fake.tenantId)).toMatchObject({ runId: 'run_other' });
   await other.release();
+});
+
+test('a lease that is not a whole number of milliseconds from 100 to an hour is refused when the journal is made', () => {
+  for (const leaseMs of [50, 1.5, 3_600_001, Number.NaN, '1000']) {
+    expect(() => memoryJournal({ leaseMs: leaseMs as number })).toThrow(
+      new TypeError(`memoryJournal(): leaseMs must be an integer from 100 to 3,600,000, got ${String(leaseMs)}.`),
+    );
+  }
+  expect(() => sqliteJournal('unused.db', { leaseMs: 0 })).toThrow(/sqliteJournal\(\): leaseMs must be an integer/);
 });
