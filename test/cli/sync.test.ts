@@ -164,6 +164,24 @@ describe('crm sync apply', () => {
     expect(sent.map((r) => [r.method, r.body])).toEqual([['PUT', { email: 'a2@x.example' }]]);
   });
 
+  it('takes over the lock a killed run left, after its lease, and says so on stderr and in the report', async () => {
+    const s = smallExport();
+    // A run killed while it held the tenant's lock (a short lease, for the test).
+    const killed = sqliteJournal(s.journal, { leaseMs: 300 });
+    await killed.open();
+    await killed.lock(server.fake.tenantId, 'run_killed');
+    await killed.close();
+
+    const run = await runCrm(['sync', 'apply', '--journal', s.journal, '--accounts', s.accounts], env);
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^lock: taken over from run run_killed, which had stopped renewing it/m);
+    expect(JSON.parse(run.stdout)).toMatchObject({ created: 2, lockTakenOver: { runId: 'run_killed' } });
+    // The run log keeps it, for crm sync status.
+    const status = await runCrm(['sync', 'status', '--journal', s.journal], env);
+    expect(lines(status.stdout)[0]).toMatchObject({ lock: null, runs: [{ lockTakenOver: { runId: 'run_killed' } }] });
+  });
+
   it('exits 9 when a record failed, listing it on stderr and in the report', async () => {
     const s = smallExport();
     writeFileSync(s.contacts, 'key,accountKey,email\nP-1,C-1,a@x.example\nP-9,C-404,z@x.example\n');

@@ -271,6 +271,7 @@ async function recordRun(journal: SyncJournal, sync: CrmSync, report: SyncReport
     deactivated: report.deactivated,
     skipped: report.skipped.length,
     inDoubt: report.inDoubt.length,
+    ...(report.lockTakenOver ? { lockTakenOver: report.lockTakenOver } : {}),
     failed: report.failed.map(({ type, key, error }) => ({
       type,
       key,

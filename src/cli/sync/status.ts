@@ -93,13 +93,19 @@ const inDoubtOf = (entry: SyncJournalEntry) => ({
 
 const n = (value: unknown) => (typeof value === 'number' ? value : 0);
 
+/** A run's takeover of a dead run's lock, as its summary keeps it. */
+const tookOver = (taken: unknown): string => {
+  const runId = (taken as { runId?: unknown } | undefined)?.runId;
+  return typeof runId === 'string' ? `; took over the lock of run ${valueText(runId)}` : '';
+};
+
 function tenantText({ tenant, lock, runs, inDoubt, failed }: TenantStatus): string {
   const lines = [`tenant ${valueText(tenant)}`];
   if (lock) lines.push(lockText(lock));
   lines.push(runs.length ? '  last runs:' : '  no run recorded');
   for (const run of runs) {
     lines.push(
-      `    ${run.finishedAt}  ${run.runId}  ${n(run.created)} created, ${n(run.updated)} updated, ${n(run.unchanged)} unchanged, ${n(run.deactivated)} deactivated, ${run.failed.length} failed, ${n(run.inDoubt)} in doubt, ${n(run.skipped)} skipped`,
+      `    ${run.finishedAt}  ${run.runId}  ${n(run.created)} created, ${n(run.updated)} updated, ${n(run.unchanged)} unchanged, ${n(run.deactivated)} deactivated, ${run.failed.length} failed, ${n(run.inDoubt)} in doubt, ${n(run.skipped)} skipped${tookOver(run.lockTakenOver)}`,
     );
   }
   lines.push(
