@@ -300,7 +300,7 @@ export function describeSyncJournal(
 }
 
 /** The lease of the lock rules: long enough that a busy machine renews within it (every third). */
-const LEASE_MS = 1000;
+const LEASE_MS = 1500;
 
 /** What `lock()` did: the lock, or the error it rejected with. */
 async function tryLock(journal: SyncJournal, runId: string, signal?: AbortSignal): Promise<SyncJournalLock | unknown> {
