@@ -107,8 +107,11 @@ export class CrmSync {
    *
    * Resolves to a {@link SyncReport}; a bad record or a refused request is a `failed` entry and
    * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,
-   * the signal aborted, a list threw, or the run's first call was refused 401 or 403; it rejects
-   * after the requests in flight have answered, with the journal consistent.
+   * another live run holds the tenant's lock, or this run lost it (`SyncJournalError`
+   * `'locked'`), the signal aborted, a list threw, or the run's first call was refused 401 or 403;
+   * it rejects after the requests in flight have answered, with the journal consistent. A lock
+   * left by a run that died is taken over once it has gone unrenewed for its lease (the wait ends
+   * at the signal), and the report says so (`lockTakenOver`).
    *
    * @example
    * ```ts
