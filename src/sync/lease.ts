@@ -152,6 +152,7 @@ class Held implements SyncJournalLock {
   readonly token: string;
   readonly #controller = new AbortController();
   #renewedAt: number;
+  readonly #leaseMs: number;
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onRelease: () => void;
   readonly takenOver: SyncJournalTakeover | undefined;
@@ -164,6 +165,7 @@ class Held implements SyncJournalLock {
     this.takenOver = takenOver;
     this.#onRelease = onRelease;
     this.#renewedAt = now();
+    this.#leaseMs = row.leaseMs;
     HERE.set(row.token, this);
     this.#timer = setInterval(() => void this.#renew(row.leaseMs), row.leaseMs / 3);
     // A run keeps its process alive by its own work; its lock alone does not.
@@ -172,6 +174,19 @@ class Held implements SyncJournalLock {
 
   get renewedAt(): number {
     return this.#renewedAt;
+  }
+
+  /** Whether a whole lease went by since its last renewal (this process stalled): another run may have taken it over. */
+  get late(): boolean {
+    return now() - this.#renewedAt >= this.#leaseMs;
+  }
+
+  /** Renews it by `renew` (a compare-and-swap in the caller's transaction); false when it is no longer this lock's. */
+  renewedBy(renew: (token: string) => boolean): boolean {
+    const started = now();
+    if (!renew(this.token)) return false;
+    this.#renewedAt = started;
+    return true;
   }
 
   get signal(): AbortSignal {
@@ -257,10 +272,17 @@ export class RunLocks {
     return held;
   }
 
-  /** Throws when a run of this journal held `tenant`'s lock and lost it; `stored()`: the token the storage holds now. */
-  fence(tenant: string, stored: () => string | undefined): void {
+  /**
+   * Throws when a run of this journal held `tenant`'s lock and lost it, called in the write's
+   * transaction: `stored()` is the token the storage holds now. After a stall past the lease (no
+   * renewal could run), whether another run took it over is not known from the token alone, as a
+   * contender may be about to: the lock is renewed by `renew` (a compare-and-swap on its token) in
+   * that same transaction, so that the write goes only while the lock is still this run's.
+   */
+  fence(tenant: string, stored: () => string | undefined, renew: (token: string) => boolean): void {
     const held = this.#held.get(tenant);
-    if (held === undefined || (!held.lost && stored() === held.token)) return;
+    if (held === undefined) return;
+    if (!held.lost && (held.late ? held.renewedBy(renew) : stored() === held.token)) return;
     held.lose('another run took it over');
     throw held.signal.reason;
   }

@@ -45,12 +45,7 @@ class MemoryJournal implements SyncJournal {
         locks.set(tenant, { ...row, renewedAt: Date.now() });
         return true;
       },
-      renew: (token) => {
-        const now = locks.get(tenant);
-        if (now?.token !== token) return false;
-        locks.set(tenant, { ...now, version: now.version + 1, renewedAt: Date.now() });
-        return true;
-      },
+      renew: (token) => this.#renew(tenant, token),
       release: (token) => {
         if (locks.get(tenant)?.token === token) locks.delete(tenant);
       },
@@ -63,6 +58,14 @@ class MemoryJournal implements SyncJournal {
       (holder) =>
         new SyncJournalError('locked', `Another sync run (${holder.runId}) holds the journal for tenant ${tenant}.`),
     );
+  }
+
+  /** Moves the version of `tenant`'s lock of `token`; false when it is no longer that token's. */
+  #renew(tenant: string, token: string): boolean {
+    const now = this.#locks.get(tenant);
+    if (now?.token !== token) return false;
+    this.#locks.set(tenant, { ...now, version: now.version + 1, renewedAt: Date.now() });
+    return true;
   }
 
   lockHolder(tenant: string): SyncJournalLockHolder | undefined {
@@ -100,7 +103,11 @@ class MemoryJournal implements SyncJournal {
   }
 
   write(tenant: string, change: SyncJournalChange): void {
-    this.#held.fence(tenant, () => this.#locks.get(tenant)?.token);
+    this.#held.fence(
+      tenant,
+      () => this.#locks.get(tenant)?.token,
+      (token) => this.#renew(tenant, token),
+    );
     for (const entry of change.put ?? []) {
       const id = `${tenant}\u0000${entry.type}`;
       let table = this.#entries.get(id);

@@ -318,7 +318,11 @@ class SqliteJournal implements SyncJournal {
     const opened = this.#use();
     this.#transaction('written', () => {
       // A run that lost its lock (it stalled past its lease) writes nothing over the new holder's.
-      this.#held.fence(tenant, () => (opened.lockRow.get(tenant) as LockRow | undefined)?.token);
+      this.#held.fence(
+        tenant,
+        () => (opened.lockRow.get(tenant) as LockRow | undefined)?.token,
+        (token) => opened.lockRenew.run(Date.now(), tenant, token).changes > 0,
+      );
       for (const e of change.put ?? []) {
         opened.put.run(
           tenant,

@@ -438,6 +438,23 @@ function describeLockRules(withJournal: (body: (under: JournalUnderTest) => Prom
       });
     });
 
+    test('a holder stalled past its lease that no other run took over goes on: its next write renews its lock', async () => {
+      await withTwo(async (journal, other) => {
+        const held = await journal.lock('acme', 'run_stalled');
+        const monotonic = performance.now.bind(performance);
+        vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + 3 * LEASE_MS);
+
+        await journal.write('acme', { put: [entry('accounts', 'after')] });
+        const contender = await tryLock(other, 'run_2');
+        vi.restoreAllMocks();
+
+        expect(held.signal?.aborted ?? false).toBe(false);
+        expect(isRefusal(contender)).toBe(true);
+        expect((await other.get('acme', 'accounts', ['after'])).size).toBe(1);
+        await held.release();
+      });
+    });
+
     test("a lock() whose signal is aborted rejects with the signal's reason and takes nothing", async () => {
       await withJournal(async ({ journal }) => {
         const reason = new Error('stopped');
