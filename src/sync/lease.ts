@@ -122,17 +122,8 @@ async function takeLease(
       if (again !== undefined && moved(seen, again)) throw refuse(again);
       if (again === undefined) seen = undefined;
       continue;
-    } else {
-      // A whole lease without a renewal. Looked at once more after this turn of the event loop,
-      // so that a renewal of this very process that a stall made late goes first.
-      await pause(0, signal);
-      const again = await store.read();
-      if (again === undefined || moved(seen, again)) {
-        if (again !== undefined) throw refuse(again);
-        seen = undefined;
-        continue;
-      }
     }
+    // A whole lease without a renewal: taken over, if it is still as seen.
     const row = { runId, token, version: seen.version + 1, leaseMs, takenAt: Date.now() };
     if (await store.take(seen, row)) {
       here?.lose(TAKEN_OVER);
