@@ -7,7 +7,9 @@ import type {
   SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalLock,
+  SyncJournalLockOptions,
   SyncJournalState,
+  SyncJournalTakeover,
   SyncType,
 } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
@@ -133,6 +135,9 @@ class PostgresJournal implements SyncJournal {
   /** This process's live claims, by fence: renewed every third of the lease while any is held. */
   readonly #held = new Set<number>();
   #renewal: ReturnType<typeof setInterval> | undefined;
+  /** The run locks this journal holds, by tenant: each given up (its session closed) when it closes. */
+  readonly #locks = new Map<string, { readonly lose: (why: string) => void; readonly signal: AbortSignal }>();
+  readonly #leaseMs: number;
   /** Commits waiting for the one in flight (#commitWaiting). */
   readonly #commits: { row: CommitRow; resolve: (mine: boolean) => void; reject: (error: unknown) => void }[] = [];
   #committing = false;
@@ -143,6 +148,7 @@ class PostgresJournal implements SyncJournal {
     // A lease, and never under 5 s: far past any answer a live Postgres gives the journal's small
     // statements, on a busy machine too.
     this.#answerMs = Math.max(leaseMs, 5000);
+    this.#leaseMs = leaseMs;
     this.#s = `"${schema}"`;
     this.claims = {
       leaseMs,
@@ -225,18 +231,35 @@ class PostgresJournal implements SyncJournal {
     );
   }
 
-  async lock(tenant: string, runId: string): Promise<SyncJournalLock> {
+  async lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
     this.#use();
+    options?.signal?.throwIfAborted();
     const number = lockNumber('crm_sync.run', this.#schema, tenant);
     const client = await this.#connect('locked');
     // The lock is the session's: while this client is checked out and alive, no other session
-    // takes it, and a worker that dies (its connection closes) frees it at once.
-    const lost = () => {};
+    // takes it, and a worker that dies (its connection closes) frees it at once. The session is
+    // the holder's identity (Postgres gives no two live sessions one), and its liveness the
+    // lease's renewal: a holder whose connection fails has lost the lock (lose()).
+    const controller = new AbortController();
+    let check: ReturnType<typeof setInterval> | undefined;
+    const lose = (why: string) => {
+      if (controller.signal.aborted) return;
+      controller.abort(
+        new SyncJournalError('locked', `This run lost the tenant's lock: ${why}. It stops, and writes nothing more.`),
+      );
+      done(new Error(`The run lock's session was given up: ${why}`));
+    };
+    const lost = () => lose('its Postgres session failed');
     client.on('error', lost);
+    let returned = false;
     const done = (error?: Error) => {
+      clearInterval(check);
+      if (returned) return;
+      returned = true;
       client.removeListener('error', lost);
       client.release(error ?? false);
     };
+    let takenOver: SyncJournalTakeover | undefined;
     try {
       const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [number]);
       if (!(taken.rows[0] as { taken: boolean }).taken) {
@@ -249,6 +272,12 @@ class PostgresJournal implements SyncJournal {
           `Another sync run (${holder ? `${holder.run_id.toString('utf8')}, since ${holder.at.toISOString()}` : 'starting'}) holds the Postgres sync journal in schema ${this.#schema} for tenant ${tenant}.`,
         );
       }
+      // A row left beside a free lock is a run's whose session ended without releasing it.
+      const left = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
+        bytesOf(tenant, 'tenant'),
+      ]);
+      const before = left.rows[0] as { run_id: Buffer; at: Date } | undefined;
+      if (before) takenOver = { runId: before.run_id.toString('utf8'), takenAt: before.at.getTime() };
       await client.query(
         `INSERT INTO ${this.#s}.locks (tenant, run_id, at) VALUES ($1, $2, now())
          ON CONFLICT (tenant) DO UPDATE SET run_id = excluded.run_id, at = excluded.at`,
@@ -258,11 +287,24 @@ class PostgresJournal implements SyncJournal {
       done(error instanceof SyncJournalError ? undefined : (error as Error));
       throw this.#error(error, 'locked');
     }
+    // The session is looked at every third of the lease: one gone silent (a dropped connection)
+    // fails its statement within #answerMs, and the run learns it lost the lock.
+    check = setInterval(() => {
+      client.query('SELECT 1').catch(() => lose('its Postgres session did not answer'));
+    }, this.#leaseMs / 3);
+    (check as { unref?: () => void }).unref?.();
+    this.#locks.set(tenant, { lose, signal: controller.signal });
     let released = false;
     return {
+      signal: controller.signal,
+      takenOver,
       release: async () => {
         if (released) return;
         released = true;
+        clearInterval(check);
+        if (this.#locks.get(tenant)?.signal === controller.signal) this.#locks.delete(tenant);
+        // A lock lost was freed with its session.
+        if (controller.signal.aborted) return;
         try {
           await client.query(`DELETE FROM ${this.#s}.locks WHERE tenant = $1 AND run_id = $2`, [
             bytesOf(tenant, 'tenant'),
@@ -325,6 +367,8 @@ class PostgresJournal implements SyncJournal {
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
     this.#use();
+    const held = this.#locks.get(tenant);
+    if (held?.signal.aborted) throw held.signal.reason;
     const apply = this.#change(tenant, change);
     await this.#transaction('written', apply);
   }
@@ -629,7 +673,9 @@ class PostgresJournal implements SyncJournal {
   }
 
   close(): void {
-    // The pool is the caller's: it ends it.
+    // The pool is the caller's: it ends it. A run lock still held is given up, its session closed.
+    for (const held of this.#locks.values()) held.lose('its journal was closed while the run held it');
+    this.#locks.clear();
     this.#opened = false;
     clearInterval(this.#renewal);
     this.#renewal = undefined;

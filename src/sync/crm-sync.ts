@@ -116,8 +116,11 @@ export class CrmSync {
    *
    * Resolves to a {@link SyncReport}; a bad record or a refused request is a `failed` entry and
    * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,
-   * the signal aborted, a list threw, or the run's first call was refused 401 or 403; it rejects
-   * after the requests in flight have answered, with the journal consistent.
+   * another live run holds the tenant's lock, or this run lost it (`SyncJournalError`
+   * `'locked'`), the signal aborted, a list threw, or the run's first call was refused 401 or 403;
+   * it rejects after the requests in flight have answered, with the journal consistent. A lock
+   * left by a run that died is taken over once it has gone unrenewed for its lease (the wait ends
+   * at the signal), and the report says so (`lockTakenOver`).
    *
    * @example
    * ```ts
@@ -138,9 +141,17 @@ export class CrmSync {
     options.signal?.throwIfAborted();
     const settings = await this.#open();
     // A shared journal's runs go at once, each key claimed as it is created; others are exclusive.
-    const lock = shared ? undefined : await this.#journal.lock(this.#tenant, settings.runId);
+    const lock = shared
+      ? undefined
+      : await this.#journal.lock(this.#tenant, settings.runId, options.signal ? { signal: options.signal } : {});
     try {
-      return await new Engine(settings, options, false).run(source);
+      // A lock lost (this process stalled past its lease, and another run took it over) stops the run as its signal would.
+      const signal =
+        lock?.signal && options.signal
+          ? AbortSignal.any([options.signal, lock.signal])
+          : (lock?.signal ?? options.signal);
+      const report = await new Engine(settings, signal ? { ...options, signal } : options, false).run(source);
+      return lock?.takenOver ? { ...report, lockTakenOver: lock.takenOver } : report;
     } finally {
       await lock?.release();
     }

@@ -13,14 +13,17 @@ export type {
   SyncJournalErrorReason,
   SyncJournalKey,
   SyncJournalLock,
+  SyncJournalLockHolder,
+  SyncJournalLockOptions,
   SyncJournalRun,
   SyncJournalState,
+  SyncJournalTakeover,
   SyncType,
 } from './journal';
 export { SyncJournalError } from './journal-error';
 export { MAX_SYNC_KEY_BYTES } from './keys';
-export { memoryJournal } from './memory-journal';
-export { sqliteJournal } from './sqlite-journal';
+export { type MemoryJournalOptions, memoryJournal } from './memory-journal';
+export { type SqliteJournalOptions, sqliteJournal } from './sqlite-journal';
 export type {
   SyncAccountRecord,
   SyncActivityData,

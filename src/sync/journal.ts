@@ -22,10 +22,10 @@ export type SyncType = 'accounts' | 'contacts' | 'opportunities' | 'activities';
  *   from duplicating a record.
  * - **Atomicity.** One `write()` is applied whole or not at all, and a read never sees half of one.
  * - **Exclusivity.** Between `lock()` and the lock's `release()`, no other run (in this process or
- *   another) holds the lock of that tenant; a lock whose holder died must not block a new run for
- *   long (the SQLite journal checks the holder's process, Postgres uses a session lock). A
- *   journal that offers {@link SyncJournal.claims} is shared by a fleet instead: its runs take no
- *   lock and go at once, each key claimed as it is created.
+ *   another) holds the lock of that tenant, and a lock whose holder died blocks a new run for
+ *   about one lease (see {@link SyncJournal.lock}). A journal that offers {@link SyncJournal.claims}
+ *   is shared by a fleet instead: its runs take no lock and go at once, each key claimed as it is
+ *   created.
  *
  * A method may return its result or a promise of it. A method that cannot do its work throws or
  * rejects, best with a {@link SyncJournalError}; the run then stops (it rejects), having sent no
@@ -52,8 +52,28 @@ export interface SyncJournal {
   /**
    * Takes the tenant's run lock for the run `runId`. Resolves to the lock, or rejects with a
    * {@link SyncJournalError} whose `reason` is `'locked'` while another live run holds it.
+   *
+   * The contract every engine keeps (STYLE.md 25; `memoryJournal()` and `sqliteJournal()` keep it
+   * with a lease, `postgresJournal()` with a session lock, whose connection proves its holder alive):
+   * - **Identity.** A lock names its holder by a token of its own (a random UUID), never by a
+   *   process id or a host name: in containers every main process is pid 1, and host names repeat.
+   * - **Lease and renewal.** The holder proves it is alive by renewing the lock, every third of its
+   *   lease (default 30 s), for as long as it holds it: a renewal moves a version number kept with
+   *   the lock.
+   * - **Takeover.** A lock not renewed within its lease is taken over, whatever process or host it
+   *   names. A contender that finds a lock watches its version on its own monotonic clock (never by
+   *   comparing wall-clock stamps, which other hosts, and clock steps, make meaningless): a version
+   *   that moves is a live holder, and `lock()` rejects `'locked'` as soon as it sees it move; one
+   *   that stands still for a whole lease is taken over with a compare-and-swap on that version, so
+   *   that two contenders never both take it. A dead holder thus blocks a new run for one lease,
+   *   and the watch makes `lock()` wait up to that long; `options.signal` ends the wait (rejecting
+   *   with its reason). The lock taken says what it took over ({@link SyncJournalLock.takenOver}).
+   * - **Losing it.** A holder that finds its lock taken over (it stalled past its lease), or cannot
+   *   renew it within its lease, stops renewing and aborts {@link SyncJournalLock.signal}; the
+   *   journal refuses that run's later writes (`'locked'`), so the run stops having written nothing
+   *   over the new holder's.
    */
-  lock(tenant: string, runId: string): SyncJournalLock | Promise<SyncJournalLock>;
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): SyncJournalLock | Promise<SyncJournalLock>;
 
   /**
    * The entries of `keys` (at most 1,000, all of one type), by key; a key the journal does not
@@ -109,6 +129,12 @@ export interface SyncJournal {
 
   /** Optional: the tenant's last `limit` (1 to 1,000) runs of the run log, the newest first. */
   runs?(tenant: string, limit: number): readonly SyncJournalRun[] | Promise<readonly SyncJournalRun[]>;
+
+  /**
+   * Optional, for tools that show a journal (`crm sync status`): the tenant's run lock as the
+   * journal holds it, or undefined when none is held. The engine never calls it.
+   */
+  lockHolder?(tenant: string): SyncJournalLockHolder | undefined | Promise<SyncJournalLockHolder | undefined>;
 
   /**
    * Present on a journal that a fleet of processes shares (`postgresJournal()`): per-key claims,
@@ -198,10 +224,47 @@ export type SyncJournalClaim =
   | { readonly outcome: 'held'; readonly expiresAt: number }
   | { readonly outcome: 'exists'; readonly entry: SyncJournalEntry };
 
+/** Options of {@link SyncJournal.lock}. */
+export interface SyncJournalLockOptions {
+  /** Ends the wait for a lock held by another run (its watch): `lock()` rejects with its reason. */
+  readonly signal?: AbortSignal | undefined;
+}
+
 /** The tenant's run lock, held by one run at a time (see {@link SyncJournal.lock}). */
 export interface SyncJournalLock {
   /** Releases the lock. Called once, at the end of the run, whether it succeeded or not. */
   release(): void | Promise<void>;
+  /**
+   * Aborted, with a {@link SyncJournalError} (`'locked'`) as its reason, once the lock is lost: it
+   * was taken over, or could not be renewed within its lease. The run then stops. Optional: an
+   * engine whose locks cannot be lost leaves it out.
+   */
+  readonly signal?: AbortSignal | undefined;
+  /** Set when this lock was taken over from a run that had stopped renewing it (its process died or stalled). */
+  readonly takenOver?: SyncJournalTakeover | undefined;
+}
+
+/** A lock taken over from a run that no longer renewed it (see {@link SyncJournalLock.takenOver}). */
+export interface SyncJournalTakeover {
+  /** The run that held it. */
+  readonly runId: string;
+  /** When that run took it (epoch milliseconds, by its host's clock: shown, never compared). */
+  readonly takenAt: number | undefined;
+}
+
+/** A tenant's run lock as a journal holds it (see {@link SyncJournal.lockHolder}). */
+export interface SyncJournalLockHolder {
+  /** The run that holds it. */
+  readonly runId: string;
+  /** When it was taken (epoch milliseconds, by the holder's clock). */
+  readonly takenAt: number;
+  /**
+   * When it was last renewed (epoch milliseconds, by the holder's clock), or undefined for an
+   * engine whose locks are not renewed by a write (a session lock).
+   */
+  readonly renewedAt: number | undefined;
+  /** Its lease: the lock is taken over once it goes unrenewed that long, in milliseconds. */
+  readonly leaseMs: number | undefined;
 }
 
 /** One atomic change of a journal: entries to put (add or replace) and keys to remove. */

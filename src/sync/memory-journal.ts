@@ -3,30 +3,74 @@ import type {
   SyncJournalChange,
   SyncJournalEntry,
   SyncJournalLock,
+  SyncJournalLockHolder,
+  SyncJournalLockOptions,
   SyncJournalRun,
   SyncType,
 } from './journal';
 import { SyncJournalError } from './journal-error';
+import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
+
+/** Options of {@link memoryJournal}. */
+export interface MemoryJournalOptions {
+  /**
+   * How long a run lock holds without renewal, in milliseconds (default 30,000; from 100 to
+   * 3,600,000). Its holder renews it every third of that; one not renewed that long is taken over
+   * (see `SyncJournal.lock`). Short leases are for tests.
+   */
+  readonly leaseMs?: number | undefined;
+}
 
 /** The reference engine: each method is the step every journal takes, on a sorted map per tenant and type. */
 class MemoryJournal implements SyncJournal {
   readonly #entries = new Map<string, Map<string, SyncJournalEntry>>();
-  readonly #locks = new Map<string, string>();
+  /** Each tenant's lock, as a shared store holds it: its holder renews it by moving its version. */
+  readonly #locks = new Map<string, LeaseRow & { renewedAt: number }>();
+  readonly #held: RunLocks;
   readonly #runs = new Map<string, Map<string, SyncJournalRun>>();
+
+  constructor(leaseMs: number) {
+    this.#held = new RunLocks(leaseMs);
+  }
 
   open(): void {}
 
-  lock(tenant: string, runId: string): SyncJournalLock {
-    const holder = this.#locks.get(tenant);
-    if (holder !== undefined) {
-      throw new SyncJournalError('locked', `Another sync run (${holder}) holds the journal for tenant ${tenant}.`);
-    }
-    this.#locks.set(tenant, runId);
-    return {
-      release: () => {
-        if (this.#locks.get(tenant) === runId) this.#locks.delete(tenant);
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
+    const locks = this.#locks;
+    const store: LeaseStore = {
+      read: () => locks.get(tenant),
+      take: (seen, row) => {
+        const now = locks.get(tenant);
+        if (now?.token !== seen?.token || now?.version !== seen?.version) return false;
+        locks.set(tenant, { ...row, renewedAt: Date.now() });
+        return true;
+      },
+      renew: (token) => this.#renew(tenant, token),
+      release: (token) => {
+        if (locks.get(tenant)?.token === token) locks.delete(tenant);
       },
     };
+    return this.#held.take(
+      tenant,
+      runId,
+      store,
+      options,
+      (holder) =>
+        new SyncJournalError('locked', `Another sync run (${holder.runId}) holds the journal for tenant ${tenant}.`),
+    );
+  }
+
+  /** Moves the version of `tenant`'s lock of `token`; false when it is no longer that token's. */
+  #renew(tenant: string, token: string): boolean {
+    const now = this.#locks.get(tenant);
+    if (now?.token !== token) return false;
+    this.#locks.set(tenant, { ...now, version: now.version + 1, renewedAt: Date.now() });
+    return true;
+  }
+
+  lockHolder(tenant: string): SyncJournalLockHolder | undefined {
+    const lock = this.#locks.get(tenant);
+    return lock && { runId: lock.runId, takenAt: lock.takenAt, renewedAt: lock.renewedAt, leaseMs: lock.leaseMs };
   }
 
   get(tenant: string, type: SyncType, keys: readonly string[]): ReadonlyMap<string, SyncJournalEntry> {
@@ -59,6 +103,11 @@ class MemoryJournal implements SyncJournal {
   }
 
   write(tenant: string, change: SyncJournalChange): void {
+    this.#held.fence(
+      tenant,
+      () => this.#locks.get(tenant)?.token,
+      (token) => this.#renew(tenant, token),
+    );
     for (const entry of change.put ?? []) {
       const id = `${tenant}\u0000${entry.type}`;
       let table = this.#entries.get(id);
@@ -71,10 +120,13 @@ class MemoryJournal implements SyncJournal {
     for (const { type, key } of change.remove ?? []) this.#table(tenant, type)?.delete(key);
   }
 
-  close(): void {}
+  /** Stops renewing the locks its runs hold, leaving them to be taken over, as a process that dies does. */
+  close(): void {
+    this.#held.abandon();
+  }
 
   tenants(): readonly string[] {
-    const tenants = new Set(this.#runs.keys());
+    const tenants = new Set([...this.#runs.keys(), ...this.#locks.keys()]);
     for (const [id, table] of this.#entries) if (table.size > 0) tenants.add(id.slice(0, id.indexOf('\u0000')));
     return [...tenants].sort(compareKeys);
   }
@@ -103,11 +155,15 @@ const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 /**
  * A {@link SyncJournal} in this process's memory: for tests, and the reference for an engine of
  * your own. It forgets everything when the process ends, so it protects a run from duplicates
- * only within the process; use `sqliteJournal()` for a job.
+ * only within the process; use `sqliteJournal()` for a job. Its run locks keep the lease contract
+ * of `SyncJournal.lock` as a shared store would; `close()` stops renewing them, as a process that
+ * dies would, and the journal may be opened again.
  *
+ * @param options - The locks' lease (`leaseMs`), for tests.
  * @example
  * ```ts
  * const sync = new CrmSync(crm, { journal: memoryJournal() });
  * ```
  */
-export const memoryJournal = (): SyncJournal => new MemoryJournal();
+export const memoryJournal = (options: MemoryJournalOptions = {}): SyncJournal =>
+  new MemoryJournal(leaseOption(options?.leaseMs, 'memoryJournal()'));

@@ -4,14 +4,26 @@ import type {
   SyncJournalChange,
   SyncJournalEntry,
   SyncJournalLock,
+  SyncJournalLockHolder,
+  SyncJournalLockOptions,
   SyncJournalRun,
   SyncJournalState,
   SyncType,
 } from './journal';
 import { SyncJournalError } from './journal-error';
+import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
 
-/** The format this version writes (PRAGMA user_version); a file with a higher one is refused. */
-const FORMAT = 1;
+/**
+ * The format this version writes (PRAGMA user_version); a file with a higher one is refused.
+ * Format 2 locks by a token and a lease (format 1 by a pid and a host): a version that reads
+ * format 1 only would not see a format-2 lock renewed, so it refuses the file.
+ */
+const FORMAT = 2;
+
+const LOCKS = `CREATE TABLE IF NOT EXISTS locks (
+  tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, token TEXT NOT NULL, version INTEGER NOT NULL,
+  lease_ms INTEGER NOT NULL, taken_at INTEGER NOT NULL, renewed_at INTEGER NOT NULL
+);`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
@@ -21,11 +33,19 @@ CREATE TABLE IF NOT EXISTS entries (
   PRIMARY KEY (tenant, type, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_pending ON entries (tenant, state) WHERE state IN ('sending', 'inDoubt');
-CREATE TABLE IF NOT EXISTS locks (
-  tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, at INTEGER NOT NULL
-);
+${LOCKS}
 PRAGMA user_version = ${FORMAT};
 `;
+
+/**
+ * Format 1 to 2: its locks (of a pid and a host) become leases never renewed, taken over after
+ * the default lease unless their run ends first (a run of an older version renews nothing).
+ */
+const FROM_FORMAT_1 = `ALTER TABLE locks RENAME TO locks_format_1;
+${LOCKS}
+INSERT INTO locks SELECT tenant, run_id, 'format-1:' || run_id, 0, 30000, at, at FROM locks_format_1;
+DROP TABLE locks_format_1;
+PRAGMA user_version = ${FORMAT};`;
 
 const RUNS = `CREATE TABLE IF NOT EXISTS runs (
   tenant TEXT NOT NULL, run_id TEXT NOT NULL, finished_at INTEGER NOT NULL, summary TEXT NOT NULL,
@@ -48,11 +68,20 @@ interface Row {
 
 interface LockRow {
   run_id: string;
-  pid: number;
-  host: string;
-  /** When it was taken (epoch milliseconds). */
-  at: number;
+  token: string;
+  version: number;
+  lease_ms: number;
+  taken_at: number;
+  renewed_at: number;
 }
+
+const leaseOf = (row: LockRow): LeaseRow => ({
+  runId: row.run_id,
+  token: row.token,
+  version: row.version,
+  leaseMs: row.lease_ms,
+  takenAt: row.taken_at,
+});
 
 const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
 const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'opportunities', 'activities']);
@@ -60,7 +89,6 @@ const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'o
 /** The opened file and its prepared statements, prepared once (PERFORMANCE.md, "The sync's journal in batches"). */
 interface Opened {
   readonly db: DatabaseSync;
-  readonly host: string;
   readonly get: StatementSync;
   readonly list: StatementSync;
   readonly listFirst: StatementSync;
@@ -69,6 +97,7 @@ interface Opened {
   readonly remove: StatementSync;
   readonly lockRow: StatementSync;
   readonly lockPut: StatementSync;
+  readonly lockRenew: StatementSync;
   readonly lockDelete: StatementSync;
 }
 
@@ -107,39 +136,6 @@ function journalError(error: unknown, path: string, doing: string): SyncJournalE
   );
 }
 
-/**
- * The run locks this thread holds, of every sqliteJournal() it opened, as `tenant NUL runId`: one
- * set, even were this module loaded twice (an ESM and a CommonJS copy). A worker thread has its own.
- */
-const HELD = heldLocks();
-
-function heldLocks(): Set<string> {
-  const global = globalThis as Record<symbol, Set<string> | undefined>;
-  const name = Symbol.for('crm-integration-sdk.sqlite-journal.locks');
-  const held = global[name] ?? new Set<string>();
-  global[name] = held;
-  return held;
-}
-
-/** Whether the process that took a lock still runs; a process of another host is taken to. */
-function holderAlive(lock: LockRow, tenant: string, host: string): boolean {
-  if (lock.host !== host) return true;
-  // A lock of this very pid is live while a run of this thread holds it, or when it was taken
-  // since this process started (by another of its threads): one taken before is a dead process's
-  // whose pid this one reuses (a container's worker restarts as pid 1 on the same host name), and
-  // refused every run of this process.
-  if (lock.pid === process.pid) {
-    return HELD.has(`${tenant}\u0000${lock.run_id}`) || lock.at >= Date.now() - process.uptime() * 1000;
-  }
-  try {
-    process.kill(lock.pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as { code?: unknown }).code === 'EPERM';
-  }
-}
-
 /** SQLITE_BUSY: another connection holds a lock this statement needs. */
 const BUSY = 5;
 
@@ -168,9 +164,11 @@ async function walMode(db: DatabaseSync): Promise<void> {
 class SqliteJournal implements SyncJournal {
   readonly #path: string;
   #opened: Opened | undefined;
+  readonly #held: RunLocks;
 
-  constructor(path: string) {
+  constructor(path: string, leaseMs: number) {
     this.#path = path;
+    this.#held = new RunLocks(leaseMs);
   }
 
   /** The open() under way: runs starting at once on one journal share it. */
@@ -194,7 +192,6 @@ class SqliteJournal implements SyncJournal {
         { cause: error },
       );
     });
-    const os = await import('node:os');
     let db: DatabaseSync | undefined;
     try {
       db = new sqlite.DatabaseSync(this.#path);
@@ -210,6 +207,7 @@ class SqliteJournal implements SyncJournal {
         );
       }
       if (version === 0) db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT;`);
+      if (version === 1) fromFormat1(db);
       // The run log came after format 1's first files: added where it is missing, which a reader
       // of format 1 that knows nothing of it ignores.
       db.exec(RUNS);
@@ -222,7 +220,6 @@ class SqliteJournal implements SyncJournal {
       }
       this.#opened = {
         db,
-        host: os.hostname(),
         get: db.prepare(
           `SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND type = ? AND key IN (SELECT value FROM json_each(?))`,
         ),
@@ -233,9 +230,14 @@ class SqliteJournal implements SyncJournal {
         pending: db.prepare(`SELECT ${COLUMNS} FROM entries WHERE tenant = ? AND state IN ('sending', 'inDoubt')`),
         put: db.prepare(`INSERT OR REPLACE INTO entries (tenant, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
         remove: db.prepare('DELETE FROM entries WHERE tenant = ? AND type = ? AND key = ?'),
-        lockRow: db.prepare('SELECT run_id, pid, host, at FROM locks WHERE tenant = ?'),
-        lockPut: db.prepare('INSERT OR REPLACE INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)'),
-        lockDelete: db.prepare('DELETE FROM locks WHERE tenant = ? AND run_id = ?'),
+        lockRow: db.prepare(
+          'SELECT run_id, token, version, lease_ms, taken_at, renewed_at FROM locks WHERE tenant = ?',
+        ),
+        lockPut: db.prepare(
+          'INSERT OR REPLACE INTO locks (tenant, run_id, token, version, lease_ms, taken_at, renewed_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        ),
+        lockRenew: db.prepare('UPDATE locks SET version = version + 1, renewed_at = ? WHERE tenant = ? AND token = ?'),
+        lockDelete: db.prepare('DELETE FROM locks WHERE tenant = ? AND token = ?'),
       };
     } catch (error) {
       try {
@@ -247,26 +249,46 @@ class SqliteJournal implements SyncJournal {
     }
   }
 
-  lock(tenant: string, runId: string): SyncJournalLock {
-    const opened = this.#use();
-    this.#transaction('locked', () => {
-      const held = opened.lockRow.get(tenant) as LockRow | undefined;
-      if (held && holderAlive(held, tenant, opened.host)) {
-        throw new SyncJournalError(
-          'locked',
-          `Another sync run (${held.run_id}, process ${held.pid} on ${held.host}) holds the journal ${this.#path} for tenant ${tenant}.`,
-        );
-      }
-      opened.lockPut.run(tenant, runId, process.pid, opened.host, Date.now());
-    });
-    const id = `${tenant}\u0000${runId}`;
-    HELD.add(id);
-    return {
-      release: () => {
-        HELD.delete(id);
-        this.#transaction('unlocked', () => opened.lockDelete.run(tenant, runId));
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
+    this.#use();
+    // Each step on the journal open now: a lock renewed after close() is not (close() stops it).
+    const row = () => this.#use().lockRow.get(tenant) as LockRow | undefined;
+    const store: LeaseStore = {
+      read: () => {
+        const found = this.#read(row);
+        return found && leaseOf(found);
       },
+      take: (seen, mine) => {
+        let taken = false;
+        this.#transaction('locked', () => {
+          const now = row();
+          if (now?.token !== seen?.token || now?.version !== seen?.version) return;
+          const { runId: id, token, version, leaseMs, takenAt } = mine;
+          this.#use().lockPut.run(tenant, id, token, version, leaseMs, takenAt, takenAt);
+          taken = true;
+        });
+        return taken;
+      },
+      renew: (token) => {
+        let renewed = false;
+        this.#transaction('locked', () => {
+          renewed = this.#use().lockRenew.run(Date.now(), tenant, token).changes > 0;
+        });
+        return renewed;
+      },
+      release: (token) => this.#transaction('unlocked', () => this.#use().lockDelete.run(tenant, token)),
     };
+    return this.#held.take(tenant, runId, store, options, (holder) => {
+      return new SyncJournalError(
+        'locked',
+        `Another sync run (${holder.runId}, renewing its lock) holds the journal ${this.#path} for tenant ${tenant}.`,
+      );
+    });
+  }
+
+  lockHolder(tenant: string): SyncJournalLockHolder | undefined {
+    const row = this.#read(() => this.#use().lockRow.get(tenant) as LockRow | undefined);
+    return row && { runId: row.run_id, takenAt: row.taken_at, renewedAt: row.renewed_at, leaseMs: row.lease_ms };
   }
 
   get(tenant: string, type: SyncType, keys: readonly string[]): ReadonlyMap<string, SyncJournalEntry> {
@@ -295,6 +317,12 @@ class SqliteJournal implements SyncJournal {
   write(tenant: string, change: SyncJournalChange): void {
     const opened = this.#use();
     this.#transaction('written', () => {
+      // A run that lost its lock (it stalled past its lease) writes nothing over the new holder's.
+      this.#held.fence(
+        tenant,
+        () => (opened.lockRow.get(tenant) as LockRow | undefined)?.token,
+        (token) => opened.lockRenew.run(Date.now(), tenant, token).changes > 0,
+      );
       for (const e of change.put ?? []) {
         opened.put.run(
           tenant,
@@ -317,7 +345,9 @@ class SqliteJournal implements SyncJournal {
     const rows = this.#read(
       () =>
         this.#use()
-          .db.prepare('SELECT tenant FROM entries UNION SELECT tenant FROM runs ORDER BY tenant')
+          .db.prepare(
+            'SELECT tenant FROM entries UNION SELECT tenant FROM runs UNION SELECT tenant FROM locks ORDER BY tenant',
+          )
           .all() as unknown as { tenant: string }[],
     );
     return rows.map((row) => row.tenant);
@@ -344,7 +374,9 @@ class SqliteJournal implements SyncJournal {
     return rows.map((row) => ({ runId: row.run_id, finishedAt: row.finished_at, summary: row.summary }));
   }
 
+  /** Closes the file. A lock a run still holds is no longer renewed: taken over after its lease, as a dead process's. */
   close(): void {
+    this.#held.abandon();
     const opened = this.#opened;
     this.#opened = undefined;
     opened?.db.close();
@@ -381,6 +413,30 @@ class SqliteJournal implements SyncJournal {
   }
 }
 
+/** Options of {@link sqliteJournal}. */
+export interface SqliteJournalOptions {
+  /**
+   * How long a run lock holds without renewal, in milliseconds (default 30,000; from 100 to
+   * 3,600,000). Its holder renews it every third of that; a lock not renewed that long (its
+   * process died or stalled) is taken over by the next run, which watches it for the lease its
+   * holder wrote (see `SyncJournal.lock`). Short leases are for tests.
+   */
+  readonly leaseMs?: number | undefined;
+}
+
+/** Format 1 to 2 (FROM_FORMAT_1), once: processes opening one file at once each look again under the write lock. */
+function fromFormat1(db: DatabaseSync): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const { user_version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
+    if (user_version === 1) db.exec(FROM_FORMAT_1);
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
 /**
  * A {@link SyncJournal} in a SQLite file at `path` (created when missing), through `node:sqlite`:
  * Node 22.13 or later, Deno 2 and Bun 1.4 (earlier Bun has only `bun:sqlite`: use
@@ -393,6 +449,14 @@ class SqliteJournal implements SyncJournal {
  * open between its runs, until `close()`: delete, move or restore the file only once every such
  * process has closed it or stopped (SQLite would apply its `-wal` to the file put in its place).
  *
+ * A run's lock names its run by a random token and is renewed every third of its lease (default
+ * 30 s), so that processes of one pid and host name (containers) are told apart, and a lock whose
+ * process died, on any host, blocks the next run for one lease at most (`SyncJournal.lock`). A
+ * file written by an earlier version (format 1) is brought to format 2 when opened; a version
+ * that reads format 1 only refuses it then.
+ *
+ * @param path - The file.
+ * @param options - The locks' lease (`leaseMs`).
  * @example
  * ```ts
  * import { CrmSync, sqliteJournal } from 'crm-integration-sdk/sync';
@@ -400,4 +464,5 @@ class SqliteJournal implements SyncJournal {
  * const sync = new CrmSync(crm, { journal: sqliteJournal('./acme.sync.db') });
  * ```
  */
-export const sqliteJournal = (path: string): SyncJournal => new SqliteJournal(path);
+export const sqliteJournal = (path: string, options: SqliteJournalOptions = {}): SyncJournal =>
+  new SqliteJournal(path, leaseOption(options?.leaseMs, 'sqliteJournal()'));

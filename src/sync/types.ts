@@ -3,7 +3,7 @@ import type { AccountCreateInput } from '../schemas/account';
 import type { ActivityRelatedToType, ActivityType } from '../schemas/activity';
 import type { ContactCreateInput } from '../schemas/contact';
 import type { OpportunityCreateInput } from '../schemas/opportunity';
-import type { SyncType } from './journal';
+import type { SyncJournalTakeover, SyncType } from './journal';
 
 /**
  * One list of a source: an array, a generator, or any other `Iterable` or `AsyncIterable`. The
@@ -201,6 +201,11 @@ export interface SyncReport extends SyncCounts {
   readonly byType: Readonly<Record<SyncType, SyncCounts>>;
   /** The types whose removals were not sent, and why (empty when none was refused). */
   readonly refusedRemovals: readonly SyncRefusedRemoval[];
+  /**
+   * Set when this run took over the tenant's lock from a run that no longer renewed it (its
+   * process died or stalled past the lease): that run, and when it took the lock.
+   */
+  readonly lockTakenOver?: SyncJournalTakeover | undefined;
 }
 
 /** Where a run stands, given to `onProgress` at most 4 times a second, and at the end of each list. */

@@ -2,7 +2,8 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import { type FakeCrmServer, startFakeCrmServer } from '../../src/testing/server';
 import { scriptCommand, shellWord } from '../support/pty';
 import { CRM_BIN, envFor, runCrm } from '../support/run-crm';
@@ -151,6 +152,24 @@ describe('crm sync apply', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ created: 0, updated: 1, unchanged: 5 });
     const sent = server.fake.requests.slice(before);
     expect(sent.map((r) => [r.method, r.body])).toEqual([['PUT', { email: 'a2@x.example' }]]);
+  });
+
+  it('takes over the lock a killed run left, after its lease, and says so on stderr and in the report', async () => {
+    const s = smallExport();
+    // A run killed while it held the tenant's lock (a short lease, for the test).
+    const killed = sqliteJournal(s.journal, { leaseMs: 300 });
+    await killed.open();
+    await killed.lock(server.fake.tenantId, 'run_killed');
+    await killed.close();
+
+    const run = await runCrm(['sync', 'apply', '--journal', s.journal, '--accounts', s.accounts], env);
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^lock: taken over from run run_killed, which had stopped renewing it/m);
+    expect(JSON.parse(run.stdout)).toMatchObject({ created: 2, lockTakenOver: { runId: 'run_killed' } });
+    // The run log keeps it, for crm sync status.
+    const status = await runCrm(['sync', 'status', '--journal', s.journal], env);
+    expect(lines(status.stdout)[0]).toMatchObject({ lock: null, runs: [{ lockTakenOver: { runId: 'run_killed' } }] });
   });
 
   it('exits 9 when a record failed, listing it on stderr and in the report', async () => {
@@ -323,6 +342,32 @@ describe('crm sync status and resolve', () => {
     expect(odd.code).toBe(0);
     expect(odd.stderr).toContain('accounts "C-\\u2028\\u202e9": not in the CRM');
     expect(odd.stderr).not.toMatch(/[\u2028\u202e]/);
+  });
+
+  it("status shows a tenant's run lock while a run holds it: its run and its age", async () => {
+    const path = join(dir, 'held.sync.db');
+    const journal = sqliteJournal(path);
+    await journal.open();
+    // Taken a minute and a half ago.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() - 90_000);
+    const lock = await journal.lock('acme', 'run_nightly');
+    vi.useRealTimers();
+    try {
+      const status = await runCrm(['sync', 'status', '--journal', path], env);
+
+      expect(status.code).toBe(0);
+      const [tenant] = lines(status.stdout);
+      expect(tenant).toMatchObject({
+        tenant: 'acme',
+        lock: { runId: 'run_nightly', leaseSeconds: 30, ageSeconds: expect.toSatisfy((age: number) => age >= 90) },
+      });
+    } finally {
+      await lock.release();
+      await journal.close();
+    }
+    const free = await runCrm(['sync', 'status', '--journal', path], env);
+    expect(free.stdout).toBe('');
   });
 
   it('status of a journal that does not exist exits 2 and makes none', async () => {

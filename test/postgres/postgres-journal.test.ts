@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { FORMAT, postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
@@ -15,12 +15,12 @@ afterAll(async () => {
 });
 
 // A schema of its own per test: fresh storage, as the suite asks, on one server.
-describeSyncJournal('postgresJournal()', () => {
+describeSyncJournal('postgresJournal()', ({ leaseMs }) => {
   const pool = postgres.pool();
   const schema = `j_${Math.random().toString(36).slice(2)}`;
   return {
-    journal: postgresJournal(pool, { schema }),
-    reopen: () => postgresJournal(pool, { schema }),
+    journal: postgresJournal(pool, { schema, leaseMs }),
+    reopen: () => postgresJournal(pool, { schema, leaseMs }),
     cleanup: async () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     },
@@ -185,9 +185,13 @@ describe('postgresJournal()', () => {
       "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()",
     );
     const next = await journal.lock('acme', 'run_2');
+    // The row its holder left says whose lock this was.
+    expect(next.takenOver).toMatchObject({ runId: 'run_dead' });
     await next.release();
-    // Its run ends: the dead session's client goes back to the pool, closed.
-    await expect(dead.release()).rejects.toMatchObject({ reason: 'unavailable' });
+    // The holder learns it lost its lock as its session's error comes, or at its next look at it.
+    await vi.waitFor(() => expect(dead.signal?.reason).toMatchObject({ reason: 'locked' }), { timeout: 30_000 });
+    // Its run ends: there is nothing left to free.
+    await dead.release();
   });
 });
 

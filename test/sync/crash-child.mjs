@@ -3,7 +3,7 @@
 import { CrmClient } from '../../dist/index.js';
 import { CrmSync, sqliteJournal } from '../../dist/sync.js';
 
-const { CRM_BASE_URL, CRM_API_KEY, CRM_TENANT_ID, CRASH_JOURNAL, CRASH_RECORDS } = process.env;
+const { CRM_BASE_URL, CRM_API_KEY, CRM_TENANT_ID, CRASH_JOURNAL, CRASH_RECORDS, CRASH_LEASE_MS } = process.env;
 const n = Number(CRASH_RECORDS);
 const range = (count) => Array.from({ length: count }, (_, i) => i);
 
@@ -31,7 +31,9 @@ async function* activities() {
 }
 
 const crm = new CrmClient({ baseUrl: CRM_BASE_URL, apiKey: CRM_API_KEY, tenantId: CRM_TENANT_ID, timeout: 10_000 });
-const sync = new CrmSync(crm, { journal: sqliteJournal(CRASH_JOURNAL), settleMs: 20 });
+// A short lease: the run after a kill waits out the killed run's lock for one lease.
+const journal = sqliteJournal(CRASH_JOURNAL, { leaseMs: Number(CRASH_LEASE_MS ?? 30_000) });
+const sync = new CrmSync(crm, { journal, settleMs: 20 });
 const report = await sync.run(
   { accounts: accounts(), contacts: contacts(), opportunities: opportunities(), activities: activities() },
   { concurrency: 8 },

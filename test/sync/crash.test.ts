@@ -115,6 +115,7 @@ test.skipIf(!existsSync(DIST))(
             CRM_TENANT_ID: fake.tenantId,
             CRASH_JOURNAL: journalPath,
             CRASH_RECORDS: String(RECORDS),
+            CRASH_LEASE_MS: '500',
           },
         });
         let stdout = '';

@@ -1,18 +1,27 @@
 // The contract of SyncJournal, written once (STYLE.md 22): every engine (memory, SQLite, and the
 // Postgres journal that follows) runs this same suite. An engine of yours can too:
 //
-//   describeSyncJournal('myJournal()', async () => ({ journal: myJournal(db), reopen: () => myJournal(db) }));
-import { describe, expect, test } from 'vitest';
+//   describeSyncJournal('myJournal()', async ({ leaseMs }) => ({ journal: myJournal(db, { leaseMs }), reopen: () => myJournal(db, { leaseMs }) }));
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { CrmValidationError } from '../../src/core/errors';
-import type { SyncJournal, SyncJournalEntry, SyncType } from '../../src/sync/journal';
+import type { SyncJournal, SyncJournalEntry, SyncJournalLock, SyncType } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { MAX_SYNC_KEY_BYTES } from '../../src/sync/keys';
 import { syncHarness } from '../support/sync';
 
+/** What the suite asks of the journals it makes. */
+export interface JournalUnderTestOptions {
+  /** The run locks' lease, in milliseconds (the lock rules use a short one). */
+  readonly leaseMs: number;
+}
+
 /** A journal under test, and a second one on the same storage (another process, or after a restart). */
 export interface JournalUnderTest {
   readonly journal: SyncJournal;
-  /** A new journal over the same storage, as a restarted process or another worker opens it. */
+  /**
+   * A new journal over the same storage, as a restarted process or another worker opens it. Its
+   * `close()` stands for its process's death: the locks it holds are no longer renewed.
+   */
   reopen(): SyncJournal | Promise<SyncJournal>;
   /** Frees the storage after the test (deletes the file, drops the schema). */
   cleanup?(): void | Promise<void>;
@@ -87,13 +96,16 @@ function incompressible(length: number): string {
  * Runs the SyncJournal contract against journals from `make`, one fresh storage per test.
  *
  * @param name - The describe block's title, such as `'sqliteJournal()'`.
- * @param make - Makes a journal on new, empty storage.
+ * @param make - Makes a journal on new, empty storage, whose run locks have the lease asked.
  */
-export function describeSyncJournal(name: string, make: () => JournalUnderTest | Promise<JournalUnderTest>): void {
+export function describeSyncJournal(
+  name: string,
+  make: (options: JournalUnderTestOptions) => JournalUnderTest | Promise<JournalUnderTest>,
+): void {
   describe(`${name} (SyncJournal conformance)`, () => {
     /** Runs `body` with an opened journal on fresh storage, and cleans up after it. */
     async function withJournal(body: (under: JournalUnderTest) => Promise<void>): Promise<void> {
-      const under = await make();
+      const under = await make({ leaseMs: LEASE_MS });
       try {
         await under.journal.open();
         await body(under);
@@ -388,6 +400,175 @@ export function describeSyncJournal(name: string, make: () => JournalUnderTest |
         expect(sorted((await journal.get('t\u00e9nant', 'contacts', odd)).keys(), (k) => k)).toEqual(
           sorted(odd, (k) => k),
         );
+      });
+    });
+
+    describeLockRules(withJournal);
+  });
+}
+
+/** The lease of the lock rules: long enough that a busy machine renews within it (every third). */
+const LEASE_MS = 1500;
+
+/** What `lock()` did: the lock, or the error it rejected with. */
+async function tryLock(journal: SyncJournal, runId: string, signal?: AbortSignal): Promise<SyncJournalLock | unknown> {
+  try {
+    return await journal.lock('acme', runId, signal ? { signal } : undefined);
+  } catch (error) {
+    return error;
+  }
+}
+
+const isRefusal = (outcome: unknown): boolean => outcome instanceof SyncJournalError && outcome.reason === 'locked';
+const isLock = (outcome: unknown): outcome is SyncJournalLock =>
+  typeof (outcome as SyncJournalLock | undefined)?.release === 'function';
+
+/**
+ * The run lock's rules (SyncJournal.lock, STYLE.md 25): a holder named by a token and proven alive
+ * by renewing, a dead one taken over after its lease whatever its clock said, never two holders.
+ */
+function describeLockRules(withJournal: (body: (under: JournalUnderTest) => Promise<void>) => Promise<void>): void {
+  describe('run lock', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    });
+
+    /** `body` with a second journal on the same storage, as another process opens it. */
+    async function withTwo(body: (journal: SyncJournal, other: SyncJournal) => Promise<void>): Promise<void> {
+      await withJournal(async ({ journal, reopen }) => {
+        const other = await reopen();
+        try {
+          await other.open();
+          await body(journal, other);
+        } finally {
+          if (other !== journal) await other.close();
+        }
+      });
+    }
+
+    test('a live holder, renewing its lock, is never taken over, however long another run tries', async () => {
+      await withTwo(async (journal, other) => {
+        const held = await journal.lock('acme', 'run_1');
+        const outcomes: unknown[] = [];
+        // Over two leases: the holder renews every third of one.
+        for (let i = 0; i < 4; i++) {
+          outcomes.push(await tryLock(other, `run_${i + 2}`));
+          await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
+        }
+
+        expect(outcomes.filter(isRefusal)).toHaveLength(4);
+        expect(held.signal?.aborted ?? false).toBe(false);
+        await held.release();
+        const next = await other.lock('acme', 'run_next');
+        expect(next.takenOver).toBeUndefined();
+        await next.release();
+      });
+    });
+
+    test('a lock whose holder stopped renewing it (its process died) is taken over after its lease, saying whose it was', async () => {
+      await withJournal(async ({ journal, reopen }) => {
+        await journal.lock('acme', 'run_dead');
+        // Its process dies: the lock stays, and is renewed no more.
+        await journal.close();
+        const next = await reopen();
+        await next.open();
+        const third = await reopen();
+        try {
+          const taken = await tryLock(next, 'run_next');
+
+          expect(isLock(taken) && taken.takenOver?.runId).toBe('run_dead');
+          // The new holder's lock is live: not taken over in turn.
+          await third.open();
+          expect(isRefusal(await tryLock(third, 'run_third'))).toBe(true);
+          if (isLock(taken)) await taken.release();
+        } finally {
+          if (third !== next) await third.close();
+          if (next !== journal) await next.close();
+        }
+      });
+    });
+
+    test("a clock stepped forward or back neither keeps a dead holder's lock nor frees a live one", async () => {
+      await withTwo(async (journal, other) => {
+        vi.useFakeTimers({ toFake: ['Date'] });
+        // The holder's clock is an hour ahead when it takes the lock, then steps two hours back.
+        vi.setSystemTime(Date.now() + 3_600_000);
+        const held = await journal.lock('acme', 'run_ahead');
+        vi.setSystemTime(Date.now() - 7_200_000);
+        expect(isRefusal(await tryLock(other, 'run_2'))).toBe(true);
+        await held.release();
+
+        await other.lock('acme', 'run_ahead_again');
+        // Its process dies, its lock stamped an hour ahead: the next run takes it after the lease.
+        await other.close();
+        vi.setSystemTime(Date.now() + 3_600_000);
+        const next = await tryLock(journal, 'run_next');
+        expect(isLock(next) && next.takenOver?.runId).toBe('run_ahead_again');
+        if (isLock(next)) await next.release();
+      });
+    });
+
+    test('after a stall past the lease, two runs never both hold the lock: the stalled holder learns it lost it, and its writes are refused', async () => {
+      await withTwo(async (journal, other) => {
+        const held = await journal.lock('acme', 'run_stalled');
+        // The holder's process stalls past its lease, as another process's monotonic clock sees it.
+        const monotonic = performance.now.bind(performance);
+        vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + 3 * LEASE_MS);
+        const contender = await tryLock(other, 'run_2');
+        vi.restoreAllMocks();
+
+        if (isRefusal(contender)) {
+          // An engine whose locks a stall does not end (a session lock): the holder keeps it.
+          expect(held.signal?.aborted ?? false).toBe(false);
+          await held.release();
+          return;
+        }
+        expect(isLock(contender)).toBe(true);
+        if (other !== journal) {
+          // Its process writes through its own journal: refused there (one journal object shared
+          // by both runs, as a memory journal is, cannot tell whose write it is: the signal stops the run).
+          const write = await Promise.resolve()
+            .then(() => journal.write('acme', { put: [entry('accounts', 'late')] }))
+            .then(
+              () => 'written',
+              (error: unknown) => error,
+            );
+          expect(write).toMatchObject({ reason: 'locked' });
+          expect((await other.get('acme', 'accounts', ['late'])).size).toBe(0);
+        }
+        expect(held.signal?.aborted).toBe(true);
+        expect(held.signal?.reason).toMatchObject({ reason: 'locked' });
+        // Its release leaves the new holder's lock alone.
+        await held.release();
+        expect(isRefusal(await tryLock(journal, 'run_3'))).toBe(true);
+        await (contender as SyncJournalLock).release();
+      });
+    });
+
+    test('a holder stalled past its lease that no other run took over goes on: its next write renews its lock', async () => {
+      await withTwo(async (journal, other) => {
+        const held = await journal.lock('acme', 'run_stalled');
+        const monotonic = performance.now.bind(performance);
+        vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + 3 * LEASE_MS);
+
+        await journal.write('acme', { put: [entry('accounts', 'after')] });
+        const contender = await tryLock(other, 'run_2');
+        vi.restoreAllMocks();
+
+        expect(held.signal?.aborted ?? false).toBe(false);
+        expect(isRefusal(contender)).toBe(true);
+        expect((await other.get('acme', 'accounts', ['after'])).size).toBe(1);
+        await held.release();
+      });
+    });
+
+    test("a lock() whose signal is aborted rejects with the signal's reason and takes nothing", async () => {
+      await withJournal(async ({ journal }) => {
+        const reason = new Error('stopped');
+        expect(await tryLock(journal, 'run_1', AbortSignal.abort(reason))).toBe(reason);
+        const lock = await journal.lock('acme', 'run_2');
+        await lock.release();
       });
     });
   });

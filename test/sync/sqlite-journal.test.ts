@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { SyncJournalLock } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import { describeSyncJournal, entry } from './journal-conformance';
@@ -16,9 +18,9 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describeSyncJournal('sqliteJournal()', () => {
+describeSyncJournal('sqliteJournal()', ({ leaseMs }) => {
   const path = join(dir, `journal-${Math.random().toString(36).slice(2)}.db`);
-  return { journal: sqliteJournal(path), reopen: () => sqliteJournal(path) };
+  return { journal: sqliteJournal(path, { leaseMs }), reopen: () => sqliteJournal(path, { leaseMs }) };
 });
 
 async function refusal(path: string): Promise<unknown> {
@@ -132,64 +134,6 @@ describe('sqliteJournal()', () => {
     expect(() => again.get('acme', 'accounts', ['a1'])).toThrow(expect.objectContaining({ reason: 'corrupt' }));
     await again.close();
   });
-
-  test("a lock whose process died is taken over; a live process's is not", async () => {
-    const path = join(dir, 'lock.db');
-    const journal = sqliteJournal(path);
-    await journal.open();
-    await journal.lock('acme', 'run_live');
-    const db = new DatabaseSync(path);
-    // A pid that cannot be running (above Linux's pid_max).
-    db.exec(
-      `INSERT INTO locks (tenant, run_id, pid, host, at) SELECT 'globex', 'run_dead', 99999999, host, 0 FROM locks`,
-    );
-    db.close();
-
-    const other = sqliteJournal(path);
-    await other.open();
-    expect(() => other.lock('acme', 'run_2')).toThrow(expect.objectContaining({ reason: 'locked' }));
-    const taken = await other.lock('globex', 'run_3');
-    await taken.release();
-    await other.close();
-    await journal.close();
-  });
-});
-
-/** A run lock of `runId` for acme in the journal at `path`, as of this process's pid and host, taken at `at` (epoch ms). */
-function lockOfThisPid(path: string, runId: string, at: number): void {
-  const db = new DatabaseSync(path);
-  db.prepare('INSERT INTO locks (tenant, run_id, pid, host, at) VALUES (?, ?, ?, ?, ?)').run(
-    'acme',
-    runId,
-    process.pid,
-    hostname(),
-    at,
-  );
-  db.close();
-}
-
-test("a lock left by an earlier process of this one's pid and host is taken over: a container's worker restarts as the same pid", async () => {
-  const path = join(dir, 'restarted.db');
-  const journal = sqliteJournal(path);
-  await journal.open();
-  // The worker that ran before this one on this host, as pid 1 too, was killed mid-run.
-  lockOfThisPid(path, 'run_killed', 0);
-
-  const taken = await Promise.resolve()
-    .then(() => journal.lock('acme', 'run_new'))
-    .catch((error: unknown) => error);
-
-  expect(taken).not.toBeInstanceOf(Error);
-  // A run of this process still holds its lock against this process's other runs and journals.
-  const again = sqliteJournal(path);
-  await again.open();
-  expect(() => journal.lock('acme', 'run_other')).toThrow(expect.objectContaining({ reason: 'locked' }));
-  expect(() => again.lock('acme', 'run_other')).toThrow(expect.objectContaining({ reason: 'locked' }));
-  await (taken as SyncJournalLock).release();
-  const next = await again.lock('acme', 'run_next');
-  await next.release();
-  await again.close();
-  await journal.close();
 });
 
 test('runs starting at once on one sqliteJournal() open its file once, and close() leaves no connection to it', async () => {
@@ -213,19 +157,6 @@ test('runs starting at once on one sqliteJournal() open its file once, and close
   expect(mode).toEqual({ journal_mode: 'delete' });
 });
 
-test('a lock another thread of this process took (worker_threads share its pid) is not taken over', async () => {
-  const path = join(dir, 'threads.db');
-  const journal = sqliteJournal(path);
-  await journal.open();
-  // A run in a worker thread of this process: its pid and host, taken since the process started.
-  lockOfThisPid(path, 'run_of_a_thread', Date.now());
-
-  expect(() => journal.lock('acme', 'run_here')).toThrow(
-    expect.objectContaining({ reason: 'locked', message: expect.stringMatching(/run_of_a_thread/) }),
-  );
-  await journal.close();
-});
-
 test('sqliteJournal() keeps a run log across reopening, added to a journal made before it had one', async () => {
   const path = join(dir, 'old.db');
   const old = new DatabaseSync(path);
@@ -243,4 +174,120 @@ test('sqliteJournal() keeps a run log across reopening, added to a journal made 
   expect(await again.runs?.('acme', 5)).toEqual([{ runId: 'run_1', finishedAt: 1, summary: '{"created":1}' }]);
   expect(await again.tenants?.()).toEqual(['acme']);
   await again.close();
+});
+
+test('a format-1 journal is brought to format 2 when opened: its lock of a pid and a host becomes a lease, taken over once it goes unrenewed', async () => {
+  const path = join(dir, 'format-1.db');
+  const old = new DatabaseSync(path);
+  // A run of the version before was killed holding the lock, on a host that no longer exists.
+  old.exec(
+    "PRAGMA user_version = 1; CREATE TABLE entries (tenant TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, crm_id TEXT, hash TEXT NOT NULL, data TEXT NOT NULL, attempted_at INTEGER, request_id TEXT, run_id TEXT NOT NULL, PRIMARY KEY (tenant, type, key)) WITHOUT ROWID; CREATE TABLE locks (tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, at INTEGER NOT NULL); INSERT INTO locks VALUES ('acme', 'run_old', 1, 'pod-gone', 0);",
+  );
+  old.close();
+  const journal = sqliteJournal(path);
+  await journal.open();
+
+  expect(await journal.lockHolder?.('acme')).toMatchObject({ runId: 'run_old', leaseMs: 30_000 });
+  const db = new DatabaseSync(path);
+  expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+  db.close();
+  await journal.close();
+});
+
+/*
+ * Processes side by side on one journal, as containers are: each a lock-child.mjs (the built
+ * package: npm run build), its pid and host name stood in for. What each says is counted; the
+ * leases are short so that a watch ends soon, and nothing asserted depends on how soon.
+ */
+const DIST = fileURLToPath(new URL('../../dist/sync.js', import.meta.url));
+const CHILD = fileURLToPath(new URL('./lock-child.mjs', import.meta.url));
+const LEASE_MS = 2000;
+
+interface LockProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** The next thing it says. */
+  next(): Promise<Record<string, unknown>>;
+  tell(line: string): void;
+}
+
+const children: ChildProcessWithoutNullStreams[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+function lockProcess(path: string, runId: string, as: { pid?: number; host?: string } = {}): LockProcess {
+  const child = spawn(process.execPath, [CHILD], {
+    env: {
+      ...process.env,
+      LOCK_JOURNAL: path,
+      LOCK_RUN: runId,
+      LOCK_LEASE_MS: String(LEASE_MS),
+      LOCK_PID: as.pid === undefined ? '' : String(as.pid),
+      LOCK_HOST: as.host ?? '',
+    },
+  });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    child,
+    next: async () => {
+      const { value, done } = await lines.next();
+      if (done) throw new Error(`${runId} ended without a word`);
+      return JSON.parse(value as string) as Record<string, unknown>;
+    },
+    tell: (line) => child.stdin.write(`${line}\n`),
+  };
+}
+
+describe.skipIf(!existsSync(DIST))('sqliteJournal() run locks across processes', () => {
+  test('two processes of pid 1 with one host name, on one journal, never both hold the lock', async () => {
+    const path = join(dir, 'containers.db');
+    const first = lockProcess(path, 'run_a', { pid: 1, host: 'worker' });
+    expect(await first.next()).toMatchObject({ event: 'held', pid: 1, host: 'worker' });
+    // The second container starts after the first took the lock, as pid 1 on the same host name.
+    const second = lockProcess(path, 'run_b', { pid: 1, host: 'worker' });
+
+    expect(await second.next()).toMatchObject({ event: 'refused', reason: 'locked' });
+    first.tell('write');
+    expect(await first.next()).toEqual({ event: 'written' });
+    first.tell('release');
+  });
+
+  test('a lock left by a killed process of another host is taken over after its lease, and the run says whose it was', async () => {
+    const path = join(dir, 'cronjob.db');
+    // A CronJob's pod, with a host name no later pod has, killed (OOM) while it held the lock.
+    const pod = lockProcess(path, 'run_oom', { host: 'nightly-28310-abcde' });
+    expect(await pod.next()).toMatchObject({ event: 'held' });
+    pod.child.kill('SIGKILL');
+    await new Promise((exit) => pod.child.once('exit', exit));
+    const journal = sqliteJournal(path);
+    await journal.open();
+
+    const lock = await journal.lock('acme', 'run_next');
+
+    expect(lock.takenOver).toMatchObject({ runId: 'run_oom' });
+    await lock.release();
+    await journal.close();
+  });
+
+  test('a holder stalled past its lease learns it lost the lock when it wakes, and its writes are refused', async () => {
+    const path = join(dir, 'stalled.db');
+    const holder = lockProcess(path, 'run_stalled');
+    expect(await holder.next()).toMatchObject({ event: 'held' });
+    holder.child.kill('SIGSTOP');
+    const journal = sqliteJournal(path);
+    await journal.open();
+
+    const lock = await journal.lock('acme', 'run_next');
+    holder.child.kill('SIGCONT');
+
+    expect(lock.takenOver).toMatchObject({ runId: 'run_stalled' });
+    expect(await holder.next()).toEqual({ event: 'lost', reason: 'locked' });
+    holder.tell('write');
+    expect(await holder.next()).toEqual({ event: 'write refused', reason: 'locked' });
+    expect((await journal.get('acme', 'accounts', ['run_stalled'])).size).toBe(0);
+    expect(await journal.lockHolder?.('acme')).toMatchObject({ runId: 'run_next' });
+    await lock.release();
+    await journal.close();
+  });
 });

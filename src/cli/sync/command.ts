@@ -349,6 +349,7 @@ async function recordRun(journal: SyncJournal, sync: CrmSync, report: SyncReport
     skipped: report.skipped.length,
     inDoubt: report.inDoubt.length,
     refusedRemovals: report.refusedRemovals,
+    ...(report.lockTakenOver ? { lockTakenOver: report.lockTakenOver } : {}),
     failed: report.failed.map(({ type, key, error }) => ({
       type,
       key,

@@ -5,7 +5,7 @@ import { type SyncCommand, syncOptions } from './options';
 const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
   plan: 'what apply would do, sending nothing',
   apply: 'load and sync: create, update, deactivate; resumes after a crash without duplicates',
-  status: "the journal's tenants, last runs, and records in doubt or failed",
+  status: "the journal's tenants, a run lock held and its age, last runs, and records in doubt or failed",
   resolve: 'settle a record in doubt by hand (--id it has, or --absent)',
 };
 

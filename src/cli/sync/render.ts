@@ -102,7 +102,13 @@ export const reportLine = (report: SyncReport): string =>
 
 /** Each record that failed or is in doubt, and each type whose removals were refused, a line each (stderr). */
 export function problemLines(report: SyncReport, maxRemovedGiven = false): string[] {
+  const took = report.lockTakenOver;
   return [
+    ...(took
+      ? [
+          `lock: taken over from run ${valueText(took.runId)}, which had stopped renewing it (its process died or stalled past the lease)`,
+        ]
+      : []),
     ...report.failed.map(({ type, key, error }) => {
       const { requestId } = error as { requestId?: unknown };
       const id = typeof requestId === 'string' ? ` (request ${valueText(requestId)})` : '';
