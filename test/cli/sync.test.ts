@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import { type FakeCrmServer, startFakeCrmServer } from '../../src/testing/server';
 import { scriptCommand, shellWord } from '../support/pty';
