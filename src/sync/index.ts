@@ -19,7 +19,7 @@ export type {
 } from './journal';
 export { SyncJournalError } from './journal-error';
 export { memoryJournal } from './memory-journal';
-export { sqliteJournal } from './sqlite-journal';
+export { SQLITE_JOURNAL_APPLICATION_ID, type SqliteJournalOptions, sqliteJournal } from './sqlite-journal';
 export type {
   SyncAccountRecord,
   SyncActivityData,
