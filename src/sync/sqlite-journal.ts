@@ -194,7 +194,8 @@ function kindOf(db: DatabaseSync, path: string): 'empty' | 'ours' | 'unmarked' {
     name: string;
   }[];
   if (id === 0 && version === 0 && objects.length === 0) return 'empty';
-  const tables = objects.filter((o) => o.type === 'table').map((o) => o.name);
+  // SQLite's own tables (sqlite_stat1, which ANALYZE makes) are no application's.
+  const tables = objects.filter((o) => o.type === 'table' && !o.name.startsWith('sqlite_')).map((o) => o.name);
   if (
     id === 0 &&
     version === 1 &&

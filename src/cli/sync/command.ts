@@ -10,7 +10,15 @@ import { SOURCE_TYPES, type SourceType } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
 import { syncCommandHelp, syncHelp } from './help';
 import { type SyncCommand, syncOptions } from './options';
-import { type Input, journalFiles, type ReportFile, refuseOverwrite, refuseRedirect, reportFile } from './paths';
+import {
+  type Input,
+  journalFiles,
+  type ReportFile,
+  refuseOverwrite,
+  refuseRedirect,
+  reportFile,
+  sameFile,
+} from './paths';
 import { SyncProgressLine } from './progress';
 import { labelOf, ndjsonLine, planLine, planSummary, problemLines, reportJson, reportLine } from './render';
 import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
@@ -84,7 +92,18 @@ async function refuseClobbering({ io, values, help, journalPath }: SyncContext):
     if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag}`, path: file });
   }
   await refuseOverwrite('--journal', journalPath, read, help);
-  const inputs = [...(await journalFiles(journalPath)), ...read];
+  const [journal, ...besideJournal] = await journalFiles(journalPath);
+  for (const beside of besideJournal) {
+    for (const input of read) {
+      if (await sameFile(beside.path, input.path)) {
+        throw new UsageError(
+          `--journal ${journalPath}: SQLite writes ${beside.path} beside it, which is ${input.what}`,
+          help,
+        );
+      }
+    }
+  }
+  const inputs = [...(journal ? [journal] : []), ...besideJournal, ...read];
   if (typeof values.report === 'string' && values.report !== '') {
     await refuseOverwrite('--report', values.report, inputs, help);
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { fstat, type Stats } from 'node:fs';
+import { fstat, type Stats, unlinkSync } from 'node:fs';
 import { chmod, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,12 +46,20 @@ async function realPathOf(path: string, depth = 0): Promise<string> {
 
 async function identityOf(path: string): Promise<FileIdentity> {
   const real = await realPathOf(path);
-  try {
-    return { real, inode: inodeOf(await stat(real)) };
-  } catch {
-    return { real };
+  // The path as given first: /dev/stdout leads through /proc to a file that has no path.
+  for (const where of [path, real]) {
+    try {
+      return { real, inode: inodeOf(await stat(where)) };
+    } catch {
+      // Missing: no inode to share.
+    }
   }
+  return { real };
 }
+
+/** Whether two paths lead to one file (by real path, or by inode: a hard link). */
+export const sameFile = async (a: string, b: string): Promise<boolean> =>
+  same(await identityOf(a), await identityOf(b));
 
 const same = (a: FileIdentity, b: FileIdentity) => a.real === b.real || (a.inode !== undefined && a.inode === b.inode);
 
@@ -147,24 +155,23 @@ export interface ReportFile {
  * link kept. A device or a pipe (`/dev/stdout`) is written directly, having no place to rename.
  */
 export async function reportFile(path: string, help: string): Promise<ReportFile> {
-  const target = await realPathOf(path);
   const refused = (error: unknown): never => {
     const code = (error as { code?: unknown }).code;
     throw new UsageError(`--report: cannot write ${path}${typeof code === 'string' ? ` (${code})` : ''}`, help);
   };
   let existing: Stats | undefined;
   try {
-    existing = await stat(target);
+    existing = await stat(path);
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ENOENT') refused(error);
   }
   if (existing?.isDirectory()) refused({ code: 'EISDIR' });
   if (existing && !existing.isFile()) {
-    const handle = await open(target, 'a').catch(refused);
+    const handle = await open(path, 'a').catch(refused);
     await handle.close();
     return {
       commit: async (text) => {
-        const device = await open(target, 'a');
+        const device = await open(path, 'a');
         try {
           await device.writeFile(text);
         } finally {
@@ -174,14 +181,25 @@ export async function reportFile(path: string, help: string): Promise<ReportFile
       discard: async () => {},
     };
   }
+  const target = await realPathOf(path);
   const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
   // wx: never through a link or a file someone placed there; chmod: 0600 whatever the umask.
   const handle = await open(temporary, 'wx', 0o600).catch(refused);
   await chmod(temporary, 0o600).catch(refused);
+  // A second Ctrl-C ends the process at once: the temporary file goes with it.
+  const onExit = () => {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Renamed into place, or already removed.
+    }
+  };
+  process.once('exit', onExit);
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
+    process.removeListener('exit', onExit);
     await handle.close();
   };
   return {

@@ -152,6 +152,18 @@ describe('crm sync never writes its report over its own inputs', () => {
     expect(readFileSync(keyFile, 'utf8')).toBe(`${CRM_API_KEY}\n`);
   });
 
+  it('refuses a --journal beside which SQLite would write over a source (its -wal)', async () => {
+    const accounts = file('acme.db-wal', '{"key":"C-1","data":{"name":"Acme"}}\n');
+    const journal = join(dir, 'acme.db');
+    const run = await runCrm(['sync', 'apply', '--journal', journal, '--accounts', accounts], env);
+    expect([run.code, JSON.parse(run.stderr).message]).toEqual([
+      2,
+      `--journal ${journal}: SQLite writes ${accounts} beside it, which is the --accounts file ${accounts}`,
+    ]);
+    expect(readFileSync(accounts, 'utf8')).toBe('{"key":"C-1","data":{"name":"Acme"}}\n');
+    expect(sent()).toEqual([]);
+  });
+
   it('refuses a --journal that is a source, for plan and apply, and leaves the source as it was', async () => {
     // An empty NDJSON list would have been made a SQLite file by the journal, and read back as records.
     const accounts = file('accounts.ndjson', '');
@@ -216,6 +228,25 @@ describe('crm sync refuses a run whose output is redirected into one of its inpu
 });
 
 describe('crm sync apply --report', () => {
+  it('writes to a device as before: --report /dev/stdout into a pipe prints it', async () => {
+    const accounts = file('accounts.csv', 'key,name\nC-1,Acme\n');
+    const args = [
+      'sync',
+      'apply',
+      '--journal',
+      join(dir, 'acme.db'),
+      '--accounts',
+      accounts,
+      '--report',
+      '/dev/stdout',
+    ];
+    const command = `${[process.execPath, CRM_BIN, ...args].map(shellWord).join(' ')} | cat`;
+    const { stdout } = await exec('sh', ['-c', command], { env: { ...env, PATH: process.env.PATH } });
+    const [report, line] = stdout.split(/\n(?=\{"runId")/);
+    expect(JSON.parse(report ?? '')).toMatchObject({ created: 1 });
+    expect(JSON.parse(line ?? '')).toMatchObject({ created: 1 });
+  });
+
   it('leaves the old report whole when the run stops before its end, and leaves no temporary file', async () => {
     const journal = join(dir, 'acme.db');
     const accounts = file('accounts.csv', 'key,name\nC-1,Acme\n');
