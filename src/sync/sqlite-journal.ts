@@ -524,6 +524,11 @@ class SqliteJournal implements SyncJournal {
  * open between its runs, until `close()`: delete, move or restore the file only once every such
  * process has closed it or stopped (SQLite would apply its `-wal` to the file put in its place).
  *
+ * A file it makes is its owner's only (0600, and so its `-wal` and `-shm`), and marked as a
+ * journal ({@link SQLITE_JOURNAL_APPLICATION_ID}); a file that holds anything and is not one is
+ * refused as `'corrupt'` before anything is written to it. `{ readOnly: true }` reads a journal
+ * without writing to it or beside it ({@link SqliteJournalOptions.readOnly}).
+ *
  * @example
  * ```ts
  * import { CrmSync, sqliteJournal } from 'crm-integration-sdk/sync';

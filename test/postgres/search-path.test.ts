@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournalClaims } from '../../src/sync/journal';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { claimsRenewed, startPostgres, type TestPostgres } from '../support/postgres';
 import { describeSyncJournal, entry } from '../sync/journal-conformance';
 
 let postgres: TestPostgres;
@@ -104,21 +104,8 @@ describe('postgresJournal() claims under a hostile search_path', () => {
     expect([...(await cb.held('acme', 'run_b', 'accounts', ['A1'])).keys()]).toEqual(['A1']);
     expect(await b.pending('acme')).toEqual([]);
 
-    // Renewed every third of the lease: its expiry moves (up to 20 s on a busy machine).
-    const until = async () =>
-      Number(
-        (
-          await postgres
-            .pool()
-            .query(`SELECT extract(epoch FROM expires_at) AS t FROM ${schema}.claims WHERE key = '\\x4131'`)
-        ).rows[0].t,
-      );
-    const first = await until();
-    let later = first;
-    for (let i = 0; i < 200 && later === first; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      later = await until();
-    }
+    // Renewed every third of the lease: their end moves.
+    const { first, later } = await claimsRenewed(postgres.pool(), schema);
     expect(later).toBeGreaterThan(first);
 
     const fence = (won as { fence: number }).fence;

@@ -24,17 +24,12 @@ function snapshot(path: string) {
   };
 }
 
-async function openError(path: string, options?: { readOnly?: boolean }): Promise<unknown> {
-  const journal = sqliteJournal(path, options);
-  try {
-    await journal.open();
-  } catch (error) {
-    return error;
-  } finally {
-    await journal.close();
-  }
-  return undefined;
-}
+/** What open() rejected with, or undefined. A journal that fails to open keeps nothing open. */
+const openError = (path: string, options?: { readOnly?: boolean }): Promise<unknown> =>
+  Promise.resolve(sqliteJournal(path, options).open()).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 const pragma = (path: string, name: string) => {
   const db = new DatabaseSync(path, { readOnly: true });

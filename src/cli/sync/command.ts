@@ -194,6 +194,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   const redact = redactor(secrets);
   const { opened, totals } = await sourcesOf(context);
   const journal = sqliteJournal(context.journalPath);
+  let report: ReportFile | undefined;
   try {
     const sync = new CrmSync(crm, { journal });
     const asText = command === 'plan' ? io.stdout.isTTY === true && values.json !== true : false;
@@ -217,8 +218,21 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       await printPlan(io, plan, asText, labels, redact);
       return EXIT.ok;
     }
-    return await apply(context, sync, journal, source as SyncSource, totals, { removed, inDoubt, concurrency }, redact);
+    // A report that cannot be written is said before anything is sent, not after the run; the old
+    // one stays whole until the new one is written.
+    report = typeof values.report === 'string' ? await reportFile(values.report, help) : undefined;
+    return await apply(
+      context,
+      sync,
+      journal,
+      source as SyncSource,
+      totals,
+      { removed, inDoubt, concurrency },
+      redact,
+      report,
+    );
   } finally {
+    await report?.discard();
     await journal.close();
     await opened.close();
   }
@@ -262,27 +276,7 @@ interface ApplyOptions {
 }
 
 async function apply(
-  { io, values }: SyncContext,
-  sync: CrmSync,
-  journal: SyncJournal,
-  source: SyncSource,
-  totals: ReadonlyMap<string, number>,
-  options: ApplyOptions,
-  redact: (value: unknown) => unknown,
-): Promise<number> {
-  // A report that cannot be written is said before anything is sent, not after the run; the old
-  // one stays whole until the new one is written.
-  const report =
-    typeof values.report === 'string' ? await reportFile(values.report, 'crm sync apply --help') : undefined;
-  try {
-    return await applyAndReport(io, sync, journal, source, totals, options, redact, report);
-  } finally {
-    await report?.discard();
-  }
-}
-
-async function applyAndReport(
-  io: SyncIo,
+  { io }: SyncContext,
   sync: CrmSync,
   journal: SyncJournal,
   source: SyncSource,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { fstat, type Stats, unlinkSync } from 'node:fs';
-import { chmod, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, open, readlink, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { UsageError } from '../usage-error';
@@ -184,7 +184,22 @@ export async function reportFile(path: string, help: string): Promise<ReportFile
   const target = await realPathOf(path);
   const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
   // wx: never through a link or a file someone placed there; chmod: 0600 whatever the umask.
-  const handle = await open(temporary, 'wx', 0o600).catch(refused);
+  const handle = await open(temporary, 'wx', 0o600).catch(async (error: unknown) => {
+    const code = (error as { code?: unknown }).code;
+    // A report file its user may write in a directory they may not: written over at the end, as
+    // it was before reports were renamed into place (nothing of it is truncated before then).
+    if (!existing || (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS')) return refused(error);
+    await (await open(target, 'r+').catch(refused)).close();
+    return undefined;
+  });
+  if (handle === undefined) {
+    return {
+      commit: async (text) => {
+        await writeFile(target, text, { mode: 0o600 });
+      },
+      discard: async () => {},
+    };
+  }
   await chmod(temporary, 0o600).catch(refused);
   // A second Ctrl-C ends the process at once: the temporary file goes with it.
   const onExit = () => {

@@ -1,26 +1,12 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { type FakeCrmServer, startFakeCrmServer } from '../../../src/testing/server';
-import { CRM_BIN, envFor, runCrm } from '../../support/run-crm';
+import { expect, it } from 'vitest';
+import { CRM_BIN, runCrm } from '../../support/run-crm';
+import { syncCliFixture } from '../../support/sync-cli';
 
-let dir: string;
-let server: FakeCrmServer;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'crm-sync-status-'));
-  server = await startFakeCrmServer();
-  env = envFor(server.fake.credentials);
-});
-afterEach(async () => {
-  chmodSync(dir, 0o700);
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const f = syncCliFixture('crm-sync-status-');
 
 const exec = promisify(execFile);
 
@@ -34,7 +20,7 @@ async function asReader(args: readonly string[]): Promise<{ code: number; stdout
   const [command, ...rest] =
     process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...crm] : crm;
   try {
-    const { stdout, stderr } = await exec(command as string, rest, { env: { PATH: process.env.PATH, ...env } });
+    const { stdout, stderr } = await exec(command as string, rest, { env: { PATH: process.env.PATH, ...f.env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -43,18 +29,18 @@ async function asReader(args: readonly string[]): Promise<{ code: number; stdout
 }
 
 it('crm sync status reads a journal its user may read but not write, and leaves it and its directory as they were', async () => {
-  const journal = join(dir, 'acme.db');
-  const accounts = join(dir, 'accounts.csv');
+  const journal = join(f.dir, 'acme.db');
+  const accounts = join(f.dir, 'accounts.csv');
   writeFileSync(accounts, 'key,name\nC-1,Acme\nC-2,Beta\n');
-  server.fake.failNext({ endpoint: 'createAccount', applied: true, drop: true });
+  f.server.fake.failNext({ endpoint: 'createAccount', applied: true, drop: true });
   const applied = await runCrm(
     ['sync', 'apply', '--journal', journal, '--accounts', accounts, '--max-retries', '0'],
-    env,
+    f.env,
   );
   expect(applied.code).toBe(9);
   chmodSync(journal, 0o444);
-  chmodSync(dir, 0o555);
-  const before = { bytes: readFileSync(journal), mtimeMs: statSync(journal).mtimeMs, files: readdirSync(dir) };
+  chmodSync(f.dir, 0o555);
+  const before = { bytes: readFileSync(journal), mtimeMs: statSync(journal).mtimeMs, files: readdirSync(f.dir) };
 
   const status = await asReader(['sync', 'status', '--journal', journal]);
 
@@ -66,5 +52,5 @@ it('crm sync status reads a journal its user may read but not write, and leaves 
   });
   expect(readFileSync(journal).equals(before.bytes)).toBe(true);
   expect(statSync(journal).mtimeMs).toBe(before.mtimeMs);
-  expect(readdirSync(dir)).toEqual(before.files);
+  expect(readdirSync(f.dir)).toEqual(before.files);
 });
