@@ -35,6 +35,11 @@ export interface PostgresJournalOptions {
   readonly leaseMs?: number | undefined;
 }
 
+// Every function the statements call, and each operator whose operands are not both of one
+// built-in type, is named in pg_catalog: the caller's search_path is the session's, and a function
+// of the same name in a schema before pg_catalog, or of a closer argument type in any schema on it
+// (`public.nextval(text)`, `public.unnest(text[])`), would run in the journal's statements instead.
+// Multi-argument unnest is written as the ROWS FROM of one-argument ones that it stands for.
 const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
 /** What an entry row written again takes from the new one: every column but its identity. */
 const UPSERT = `ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
@@ -42,8 +47,16 @@ const UPSERT = `ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.s
   request_id = excluded.request_id, run_id = excluded.run_id`;
 /** The entries' rows from parameters: tenant $1, types $2, keys $3, and entryColumns() from `$from` on. */
 const entriesFrom = (from: number): string =>
-  `SELECT $1, * FROM unnest($2::text[], $3::bytea[], ${['text', 'bytea', 'bytea', 'bytea', 'bigint', 'bytea', 'bytea']
-    .map((sqlType, i) => `$${from + i}::${sqlType}[]`)
+  `SELECT $1, * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[]), ${[
+    'text',
+    'bytea',
+    'bytea',
+    'bytea',
+    'bigint',
+    'bytea',
+    'bytea',
+  ]
+    .map((sqlType, i) => `pg_catalog.unnest($${from + i}::${sqlType}[])`)
     .join(', ')})`;
 
 interface Row {
@@ -177,7 +190,7 @@ class PostgresJournal implements SyncJournal {
     await this.#transaction(
       'opened',
       async (client) => {
-        const found = await client.query('SELECT to_regclass($1) AS format', [`${this.#s}.format`]);
+        const found = await client.query('SELECT pg_catalog.to_regclass($1) AS format', [`${this.#s}.format`]);
         if ((found.rows[0] as { format: string | null }).format === null) {
           await client.query(schemaSql(this.#s, FORMAT));
           return;
@@ -261,7 +274,7 @@ class PostgresJournal implements SyncJournal {
     };
     let takenOver: SyncJournalTakeover | undefined;
     try {
-      const taken = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS taken', [number]);
+      const taken = await client.query('SELECT pg_catalog.pg_try_advisory_lock($1::bigint) AS taken', [number]);
       if (!(taken.rows[0] as { taken: boolean }).taken) {
         const held = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
           bytesOf(tenant, 'tenant'),
@@ -279,7 +292,7 @@ class PostgresJournal implements SyncJournal {
       const before = left.rows[0] as { run_id: Buffer; at: Date } | undefined;
       if (before) takenOver = { runId: before.run_id.toString('utf8'), takenAt: before.at.getTime() };
       await client.query(
-        `INSERT INTO ${this.#s}.locks (tenant, run_id, at) VALUES ($1, $2, now())
+        `INSERT INTO ${this.#s}.locks (tenant, run_id, at) VALUES ($1, $2, pg_catalog.now())
          ON CONFLICT (tenant) DO UPDATE SET run_id = excluded.run_id, at = excluded.at`,
         [bytesOf(tenant, 'tenant'), bytesOf(runId, 'run id')],
       );
@@ -310,7 +323,7 @@ class PostgresJournal implements SyncJournal {
             bytesOf(tenant, 'tenant'),
             bytesOf(runId, 'run id'),
           ]);
-          await client.query('SELECT pg_advisory_unlock($1::bigint)', [number]);
+          await client.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint)', [number]);
           done();
         } catch (error) {
           // Closing the session frees its advisory lock all the same.
@@ -359,7 +372,7 @@ class PostgresJournal implements SyncJournal {
       // An entry under a live claim is another worker's create in flight, not a record in doubt.
       `SELECT ${COLUMNS} FROM ${this.#s}.entries e WHERE tenant = $1 AND state IN ('sending', 'inDoubt')
        AND NOT EXISTS (SELECT 1 FROM ${this.#s}.claims c WHERE c.tenant = e.tenant AND c.type = e.type
-         AND c.key = e.key AND c.expires_at > clock_timestamp())`,
+         AND c.key = e.key AND c.expires_at > pg_catalog.clock_timestamp())`,
       [bytesOf(tenant, 'tenant')],
     );
     return rows.map((row) => this.#entryOf(row));
@@ -391,7 +404,7 @@ class PostgresJournal implements SyncJournal {
       }
       if (remove.length > 0) {
         await client.query(
-          `DELETE FROM ${this.#s}.entries e USING unnest($2::text[], $3::bytea[]) AS r(type, key)
+          `DELETE FROM ${this.#s}.entries e USING ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS r(type, key)
            WHERE e.tenant = $1 AND e.type = r.type AND e.key = r.key`,
           [t, remove.map((e) => e.type), removeKeys],
         );
@@ -415,7 +428,7 @@ class PostgresJournal implements SyncJournal {
       key: bytesOf(intent.key, 'key'),
       lock: lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
     }));
-    const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM unnest($2::text[], $3::bytea[]))`;
+    const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])))`;
     // A key's lock is held by the transaction claiming it. A key another worker is claiming at
     // this moment is answered held at once, as its claim will be once committed, rather than
     // waited for: the run sets it aside and decides it once that worker is done, as for a claim
@@ -423,9 +436,9 @@ class PostgresJournal implements SyncJournal {
     // transactions, each claim waiting out the last). Never waiting, two claims never deadlock.
     // BEGIN and the locks in one round trip (a statement without parameters may be several): the
     // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
-    const begin = `${BEGIN}; SELECT array_agg(x::text) FILTER (WHERE pg_try_advisory_xact_lock(x)) AS mine,
-      (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
-      FROM unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
+    const begin = `${BEGIN}; SELECT pg_catalog.array_agg(x::text) FILTER (WHERE pg_catalog.pg_try_advisory_xact_lock(x)) AS mine,
+      (extract(epoch FROM pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint AS now
+      FROM pg_catalog.unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
     const claims = await this.#transaction(
       'claimed',
       async (client, begun) => {
@@ -444,11 +457,11 @@ class PostgresJournal implements SyncJournal {
         // locks are held (a statement of its own: its snapshot sees what their last holder committed).
         const read = (
           await client.query(
-            `SELECT u.type, u.key, (extract(epoch FROM c.expires_at) * 1000)::bigint AS held_until,
+            `SELECT u.type, u.key, (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS held_until,
                e.state, e.crm_id, e.hash, e.data, e.attempted_at, e.request_id, e.run_id
-             FROM unnest($2::text[], $3::bytea[]) AS u(type, key)
+             FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
              LEFT JOIN ${this.#s}.claims c ON c.tenant = $1 AND c.type = u.type AND c.key = u.key
-               AND c.run_id <> $4 AND c.expires_at > clock_timestamp()
+               AND c.run_id <> $4 AND c.expires_at > pg_catalog.clock_timestamp()
              LEFT JOIN ${this.#s}.entries e ON e.tenant = $1 AND e.type = u.type AND e.key = u.key`,
             [t, types, keys, run],
           )
@@ -498,8 +511,9 @@ class PostgresJournal implements SyncJournal {
             await client.query(
               `WITH claimed AS (
                  INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
-                 SELECT $1, u.type, u.key, $4, nextval('${this.#s}.fences'), clock_timestamp() + $5 * interval '1 millisecond'
-                 FROM unnest($2::text[], $3::bytea[]) AS u(type, key)
+                 SELECT $1, u.type, u.key, $4, pg_catalog.nextval('${this.#s}.fences'),
+                   pg_catalog.clock_timestamp() + ($5 OPERATOR(pg_catalog.*) interval '1 millisecond')
+                 FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
                  ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
                    expires_at = excluded.expires_at
                  RETURNING type, key, fence),
@@ -590,8 +604,10 @@ class PostgresJournal implements SyncJournal {
                 this.#query(
                   'written',
                   `WITH r AS (
-                   SELECT * FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[], $5::text[], $6::bytea[],
-                     $7::bytea[], $8::bytea[], $9::bigint[], $10::bytea[], $11::bytea[])
+                   SELECT * FROM ROWS FROM (pg_catalog.unnest($1::bytea[]), pg_catalog.unnest($2::text[]),
+                     pg_catalog.unnest($3::bytea[]), pg_catalog.unnest($4::bigint[]), pg_catalog.unnest($5::text[]),
+                     pg_catalog.unnest($6::bytea[]), pg_catalog.unnest($7::bytea[]), pg_catalog.unnest($8::bytea[]),
+                     pg_catalog.unnest($9::bigint[]), pg_catalog.unnest($10::bytea[]), pg_catalog.unnest($11::bytea[]))
                    AS r(tenant, type, key, fence, state, crm_id, hash, data, attempted_at, request_id, run_id)),
                  mine AS (
                    DELETE FROM ${this.#s}.claims c USING r
@@ -643,8 +659,8 @@ class PostgresJournal implements SyncJournal {
   ): Promise<ReadonlyMap<string, number>> {
     const rows = (await this.#query(
       'read',
-      `SELECT key, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at FROM ${this.#s}.claims
-       WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > clock_timestamp()`,
+      `SELECT key, (extract(epoch FROM expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at FROM ${this.#s}.claims
+       WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > pg_catalog.clock_timestamp()`,
       [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key')), bytesOf(runId, 'run id')],
     )) as { key: Buffer; expires_at: string }[];
     return new Map(rows.map((row) => [row.key.toString('utf8'), Number(row.expires_at)]));
@@ -663,8 +679,8 @@ class PostgresJournal implements SyncJournal {
       // A renewal that fails (Postgres away) is tried again; the commit's fence says whether it held.
       void this.#transaction('renewed', (client) =>
         client.query(
-          `UPDATE ${this.#s}.claims SET expires_at = clock_timestamp() + $2 * interval '1 millisecond'
-           WHERE fence = ANY($1::bigint[]) AND expires_at > clock_timestamp()`,
+          `UPDATE ${this.#s}.claims SET expires_at = pg_catalog.clock_timestamp() + ($2 OPERATOR(pg_catalog.*) interval '1 millisecond')
+           WHERE fence = ANY($1::bigint[]) AND expires_at > pg_catalog.clock_timestamp()`,
           [fences, leaseMs],
         ),
       ).catch(() => {});
@@ -811,7 +827,8 @@ class PostgresJournal implements SyncJournal {
     let failure: Error | undefined;
     try {
       // Granted before BEGIN is sent: the transaction starts after the last holder's committed.
-      if (sessionLock !== undefined) await client.query('SELECT pg_advisory_lock($1::bigint)', [sessionLock]);
+      if (sessionLock !== undefined)
+        await client.query('SELECT pg_catalog.pg_advisory_lock($1::bigint)', [sessionLock]);
       // BEGIN, or BEGIN and the transaction's first statements without parameters (one round trip;
       // node-postgres answers several statements with an array of their results).
       const begun = await client.query(begin);
@@ -825,7 +842,7 @@ class PostgresJournal implements SyncJournal {
     } finally {
       // A connection that could not free it is not given back: closed, it frees the lock all the same.
       if (sessionLock !== undefined)
-        await client.query('SELECT pg_advisory_unlock($1::bigint)', [sessionLock]).catch((error: Error) => {
+        await client.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint)', [sessionLock]).catch((error: Error) => {
           failure ??= error;
         });
       client.removeListener('error', lost);

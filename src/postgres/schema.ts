@@ -9,7 +9,7 @@ CREATE SCHEMA IF NOT EXISTS ${s};
 CREATE TABLE ${s}.format (
   format integer NOT NULL,
   written_by text NOT NULL,
-  at timestamptz NOT NULL DEFAULT now()
+  at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 INSERT INTO ${s}.format (format, written_by) VALUES (${format}, 'crm-integration-sdk');
 CREATE TABLE ${s}.entries (

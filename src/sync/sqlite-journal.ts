@@ -25,6 +25,20 @@ const LOCKS = `CREATE TABLE IF NOT EXISTS locks (
   lease_ms INTEGER NOT NULL, taken_at INTEGER NOT NULL, renewed_at INTEGER NOT NULL
 );`;
 
+/**
+ * What marks a file as a journal of this SDK: its `PRAGMA application_id` (a 32-bit number in the
+ * database header, which SQLite keeps for this use), `0x43524D4A`, "CRMJ" in ASCII. A file that
+ * holds anything and is not so marked is another application's, and is refused before anything
+ * is written to it.
+ */
+export const SQLITE_JOURNAL_APPLICATION_ID = 0x43524d4a;
+
+/**
+ * The columns of format 1's `entries`, which journals made before they were marked have: with
+ * `user_version` 1 and no tables but `entries`, `locks` and `runs`, such a file is one of ours.
+ */
+const FORMAT_1_ENTRIES = 'attempted_at,crm_id,data,hash,key,request_id,run_id,state,tenant,type';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
   tenant TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL,
@@ -46,6 +60,10 @@ ${LOCKS}
 INSERT INTO locks SELECT tenant, run_id, 'format-1:' || run_id, 0, 30000, at, at FROM locks_format_1;
 DROP TABLE locks_format_1;
 PRAGMA user_version = ${FORMAT};`;
+
+/** Format 1's locks read as format 2's by a reader that may not write the file (crm sync status). */
+const FORMAT_1_LOCKS_READ = `${LOCKS.replace('CREATE TABLE IF NOT EXISTS locks', 'CREATE TEMP TABLE locks')}
+INSERT INTO temp.locks SELECT tenant, run_id, 'format-1:' || run_id, 0, 30000, at, at FROM main.locks;`;
 
 const RUNS = `CREATE TABLE IF NOT EXISTS runs (
   tenant TEXT NOT NULL, run_id TEXT NOT NULL, finished_at INTEGER NOT NULL, summary TEXT NOT NULL,
@@ -161,14 +179,125 @@ async function walMode(db: DatabaseSync): Promise<void> {
   }
 }
 
+/**
+ * What a file opened as a journal holds, read before anything is written to it: nothing yet, a
+ * journal of this SDK, or one of format 1 made before journals were marked. Anything else is
+ * another application's file, which a journal must not adopt (it added its tables and switched the
+ * file to WAL).
+ */
+function kindOf(db: DatabaseSync, path: string): 'empty' | 'ours' | 'unmarked' {
+  const id = (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
+  if (id === SQLITE_JOURNAL_APPLICATION_ID) return 'ours';
+  const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+  const objects = db.prepare('SELECT type, name FROM sqlite_schema').all() as unknown as {
+    type: string;
+    name: string;
+  }[];
+  if (id === 0 && version === 0 && objects.length === 0) return 'empty';
+  // SQLite's own tables (sqlite_stat1, which ANALYZE makes) are no application's.
+  const tables = objects.filter((o) => o.type === 'table' && !o.name.startsWith('sqlite_')).map((o) => o.name);
+  if (
+    id === 0 &&
+    version === 1 &&
+    tables.includes('entries') &&
+    tables.includes('locks') &&
+    tables.every((name) => name === 'entries' || name === 'locks' || name === 'runs')
+  ) {
+    const columns = (db.prepare('PRAGMA table_info(entries)').all() as unknown as { name: string }[])
+      .map((c) => c.name)
+      .sort()
+      .join(',');
+    if (columns === FORMAT_1_ENTRIES) return 'unmarked';
+  }
+  throw new SyncJournalError(
+    'corrupt',
+    `The file ${path} is not a crm-integration-sdk journal (it holds another application's data): name another file; it was left as it was, and nothing was sent.`,
+  );
+}
+
+/**
+ * Makes a missing journal file readable and writable by its owner only (0600, whatever the umask):
+ * it holds every record's data. SQLite gives the `-wal` and `-shm` files it makes beside it the
+ * file's own mode. A file already there keeps the mode it was given.
+ */
+async function createPrivate(path: string): Promise<void> {
+  // ':memory:', '' (a temporary database) and URIs are no file of this path.
+  if (path === '' || path === ':memory:' || path.startsWith('file:')) return;
+  const fs = await import('node:fs/promises');
+  let handle: Awaited<ReturnType<typeof fs.open>> | undefined;
+  try {
+    handle = await fs.open(path, 'wx', 0o600);
+    await handle.chmod(0o600);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Opens `path` for reading only, writing nothing to it nor beside it. A journal no process has
+ * open has no `-wal` file (its last connection folded it in and removed it), and is read as
+ * immutable: with no `-shm` file either, so that neither a directory the reader may not write
+ * refuses it, nor a `-shm` file the reader made (with the reader's owner) refuses its writer. One
+ * with a `-wal` file is read through it, as SQLite reads a database another process writes.
+ */
+async function openReadOnly(Database: typeof import('node:sqlite').DatabaseSync, path: string): Promise<DatabaseSync> {
+  const [{ access }, { pathToFileURL }, { resolve }] = await Promise.all([
+    import('node:fs/promises'),
+    import('node:url'),
+    import('node:path'),
+  ]);
+  // Missing here, as when SQLite opens a file for reading.
+  await access(path);
+  const live = await access(`${path}-wal`).then(
+    () => true,
+    () => false,
+  );
+  if (live || path.startsWith('file:')) return new Database(path, { readOnly: true });
+  const url = pathToFileURL(resolve(path));
+  url.searchParams.set('immutable', '1');
+  return new Database(url, { readOnly: true });
+}
+
+/** A journal opened for reading: one with nothing in it is said so, and a missing run log is an empty one. */
+function readOnlyReady(db: DatabaseSync, kind: 'empty' | 'ours' | 'unmarked', path: string): void {
+  if (kind === 'empty')
+    throw new SyncJournalError('unavailable', `The sync journal ${path} is empty: no run has written it.`);
+  const runs = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'runs'").get();
+  // In the connection's memory: the file is not written.
+  if (!runs) db.exec(RUNS.replace('CREATE TABLE IF NOT EXISTS runs', 'CREATE TEMP TABLE runs'));
+}
+
+/** Options of {@link sqliteJournal}. */
+export interface SqliteJournalOptions {
+  /**
+   * Opens the file for reading only, as `crm sync status` does: nothing is written to it nor made
+   * beside it (no `-wal` or `-shm` file, no mark), so a user who may read the journal but not write
+   * it (nor its directory) reads it, and a reader never leaves files a writer cannot use. A
+   * journal no process has open is read as it is on disk; one a run has open is read through its
+   * `-wal`. `lock()`, `write()` and `addRun()` are refused. Default: `false`.
+   */
+  readonly readOnly?: boolean | undefined;
+  /**
+   * How long a run lock holds without renewal, in milliseconds (default 30,000; from 100 to
+   * 3,600,000). Its holder renews it every third of that; a lock not renewed that long (its
+   * process died or stalled) is taken over by the next run, which watches it for the lease its
+   * holder wrote (see `SyncJournal.lock`). Short leases are for tests.
+   */
+  readonly leaseMs?: number | undefined;
+}
+
 class SqliteJournal implements SyncJournal {
   readonly #path: string;
+  readonly #readOnly: boolean;
   #opened: Opened | undefined;
   readonly #held: RunLocks;
 
-  constructor(path: string, leaseMs: number) {
+  constructor(path: string, options: SqliteJournalOptions) {
     this.#path = path;
-    this.#held = new RunLocks(leaseMs);
+    this.#readOnly = options.readOnly === true;
+    this.#held = new RunLocks(leaseOption(options.leaseMs, 'sqliteJournal()'));
   }
 
   /** The open() under way: runs starting at once on one journal share it. */
@@ -194,11 +323,20 @@ class SqliteJournal implements SyncJournal {
     });
     let db: DatabaseSync | undefined;
     try {
-      db = new sqlite.DatabaseSync(this.#path);
+      if (this.#readOnly) {
+        db = await openReadOnly(sqlite.DatabaseSync, this.#path);
+      } else {
+        await createPrivate(this.#path);
+        db = new sqlite.DatabaseSync(this.#path);
+      }
       db.exec('PRAGMA busy_timeout = 10000;');
-      await walMode(db);
-      // The intent of a create must be on disk before its request goes: every commit is fsync'd.
-      db.exec('PRAGMA synchronous = FULL;');
+      const kind = kindOf(db, this.#path);
+      if (this.#readOnly) readOnlyReady(db, kind, this.#path);
+      else {
+        await walMode(db);
+        // The intent of a create must be on disk before its request goes: every commit is fsync'd.
+        db.exec('PRAGMA synchronous = FULL;');
+      }
       const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
       if (version > FORMAT) {
         throw new SyncJournalError(
@@ -206,11 +344,18 @@ class SqliteJournal implements SyncJournal {
           `The sync journal ${this.#path} was written by a newer version of crm-integration-sdk (format ${version}, this one reads ${FORMAT}): upgrade to use it; nothing was sent.`,
         );
       }
-      if (version === 0) db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT;`);
-      if (version === 1) fromFormat1(db);
-      // The run log came after format 1's first files: added where it is missing, which a reader
-      // of format 1 that knows nothing of it ignores.
-      db.exec(RUNS);
+      if (!this.#readOnly) {
+        if (version === 0)
+          db.exec(`BEGIN IMMEDIATE; ${SCHEMA} PRAGMA application_id = ${SQLITE_JOURNAL_APPLICATION_ID}; COMMIT;`);
+        else if (kind === 'unmarked') db.exec(`PRAGMA application_id = ${SQLITE_JOURNAL_APPLICATION_ID};`);
+        if (version === 1) fromFormat1(db);
+        // The run log came after format 1's first files: added where it is missing, which a reader
+        // of format 1 that knows nothing of it ignores.
+        db.exec(RUNS);
+      } else if (version === 1) {
+        // Read as format 2, in the connection's memory: the file is not brought to format 2 by a reader.
+        db.exec(FORMAT_1_LOCKS_READ);
+      }
       const check = db.prepare('PRAGMA quick_check(1)').get() as { quick_check: string } | undefined;
       if (check?.quick_check !== 'ok') {
         throw new SyncJournalError(
@@ -413,17 +558,6 @@ class SqliteJournal implements SyncJournal {
   }
 }
 
-/** Options of {@link sqliteJournal}. */
-export interface SqliteJournalOptions {
-  /**
-   * How long a run lock holds without renewal, in milliseconds (default 30,000; from 100 to
-   * 3,600,000). Its holder renews it every third of that; a lock not renewed that long (its
-   * process died or stalled) is taken over by the next run, which watches it for the lease its
-   * holder wrote (see `SyncJournal.lock`). Short leases are for tests.
-   */
-  readonly leaseMs?: number | undefined;
-}
-
 /** Format 1 to 2 (FROM_FORMAT_1), once: processes opening one file at once each look again under the write lock. */
 function fromFormat1(db: DatabaseSync): void {
   db.exec('BEGIN IMMEDIATE');
@@ -455,8 +589,13 @@ function fromFormat1(db: DatabaseSync): void {
  * file written by an earlier version (format 1) is brought to format 2 when opened; a version
  * that reads format 1 only refuses it then.
  *
+ * A file it makes is its owner's only (0600, and so its `-wal` and `-shm`), and marked as a
+ * journal ({@link SQLITE_JOURNAL_APPLICATION_ID}); a file that holds anything and is not one is
+ * refused as `'corrupt'` before anything is written to it. `{ readOnly: true }` reads a journal
+ * without writing to it or beside it ({@link SqliteJournalOptions.readOnly}).
+ *
  * @param path - The file.
- * @param options - The locks' lease (`leaseMs`).
+ * @param options - The locks' lease (`leaseMs`), and `readOnly`.
  * @example
  * ```ts
  * import { CrmSync, sqliteJournal } from 'crm-integration-sdk/sync';
@@ -465,4 +604,4 @@ function fromFormat1(db: DatabaseSync): void {
  * ```
  */
 export const sqliteJournal = (path: string, options: SqliteJournalOptions = {}): SyncJournal =>
-  new SqliteJournal(path, leaseOption(options?.leaseMs, 'sqliteJournal()'));
+  new SqliteJournal(path, options);

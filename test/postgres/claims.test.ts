@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { PostgresPool } from '../../src/postgres/pool';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
-import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
+import { claimsRenewed, countingPool, startPostgres, type TestPostgres } from '../support/postgres';
 import { entry } from '../sync/journal-conformance';
 
 let postgres: TestPostgres;
@@ -307,18 +307,8 @@ describe('postgresJournal() claims', () => {
     const a = postgresJournal(postgres.pool(), { schema, leaseMs: 1000 });
     await a.open();
     await a.claims?.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false }]);
-    const until = async () =>
-      Number(
-        (await postgres.pool().query(`SELECT extract(epoch FROM expires_at) AS t FROM ${schema}.claims`)).rows[0].t,
-      );
-    const first = await until();
-
-    // Renewed every third of the lease: wait (up to 20 s on a busy machine) for one renewal.
-    let later = first;
-    for (let i = 0; i < 200 && later === first; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      later = await until();
-    }
+    // Renewed every third of the lease.
+    const { first, later } = await claimsRenewed(postgres.pool(), schema);
     expect(later).toBeGreaterThan(first);
     await a.close();
   });

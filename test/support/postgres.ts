@@ -81,6 +81,22 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * When the claims in `schema` end (their earliest lease end, epoch seconds) now, and then once a
+ * worker has renewed them: waits up to 20 s (a busy machine) for their end to move.
+ */
+export async function claimsRenewed(pool: pg.Pool, schema: string): Promise<{ first: number; later: number }> {
+  const until = async () =>
+    Number((await pool.query(`SELECT min(extract(epoch FROM expires_at)) AS t FROM ${schema}.claims`)).rows[0].t);
+  const first = await until();
+  let later = first;
+  for (let i = 0; i < 200 && later === first; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    later = await until();
+  }
+  return { first, later };
+}
+
 /** A running Postgres: where it listens, a pool factory, and how to lose it or start it again. */
 export interface TestPostgres {
   readonly port: number;

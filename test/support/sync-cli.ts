@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
@@ -32,6 +32,8 @@ export function syncCliFixture(prefix: string): SyncCliFixture {
     fixture.env = envFor(fixture.server.fake.credentials);
   });
   afterEach(async () => {
+    // A test may leave its directory read-only.
+    chmodSync(fixture.dir, 0o700);
     await fixture.server.close();
     rmSync(fixture.dir, { recursive: true, force: true });
   });

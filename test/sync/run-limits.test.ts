@@ -175,7 +175,8 @@ describe('on a SQLite journal', () => {
     const path = join(dir, 'newer.db');
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(path);
-    db.exec('PRAGMA user_version = 9');
+    // A newer version marks its journals as this one does (SQLITE_JOURNAL_APPLICATION_ID).
+    db.exec('PRAGMA application_id = 0x43524D4A; PRAGMA user_version = 9');
     db.close();
     const { crm, sent } = await syncHarness();
     const sync = new CrmSync(crm, { journal: sqliteJournal(path) });

@@ -80,7 +80,8 @@ describe('sqliteJournal()', () => {
   test('refuses a journal written by a newer version, naming it, and leaves it as it was', async () => {
     const path = join(dir, 'newer.db');
     const db = new DatabaseSync(path);
-    db.exec('PRAGMA user_version = 7; CREATE TABLE future (x);');
+    // A newer version marks its journals as this one does.
+    db.exec('PRAGMA application_id = 0x43524D4A; PRAGMA user_version = 7; CREATE TABLE future (x);');
     db.close();
 
     const error = await refusal(path);

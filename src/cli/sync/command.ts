@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
 import {
@@ -20,6 +19,15 @@ import { SOURCE_TYPES, type SourceType } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
 import { syncCommandHelp, syncHelp } from './help';
 import { type SyncCommand, syncOptions } from './options';
+import {
+  type Input,
+  journalFiles,
+  type ReportFile,
+  refuseOverwrite,
+  refuseRedirect,
+  reportFile,
+  sameFile,
+} from './paths';
 import { SyncProgressLine } from './progress';
 import {
   labelOf,
@@ -78,10 +86,54 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
   const journalPath = values.journal;
   if (typeof journalPath !== 'string' || journalPath === '') throw new UsageError('--journal <path> is required', help);
   const context = { io, values, help, journalPath };
+  await refuseClobbering(context);
   if (command === 'plan' || command === 'apply') return runSource(command, context);
   if (command === 'resolve') return runResolve(context);
   const { runStatus } = await import('./status');
   return runStatus(context);
+}
+
+/**
+ * Refuses, before anything is opened, a command line whose output would destroy one of its
+ * inputs: the journal or a source taken as the journal, the report, or a redirection of the
+ * command's own output.
+ */
+async function refuseClobbering({ io, values, help, journalPath }: SyncContext): Promise<void> {
+  const read: Input[] = [];
+  for (const type of SOURCE_TYPES) {
+    const file = values[type];
+    if (typeof file === 'string' && file !== '' && file !== '-')
+      read.push({ what: `the --${type} file ${file}`, path: file });
+  }
+  for (const flag of ['api-key-file', 'admin-token-file']) {
+    // Named by its flag alone: a key given where its path goes must not be echoed.
+    const file = values[flag];
+    if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag}`, path: file });
+  }
+  await refuseOverwrite('--journal', journalPath, read, help);
+  const [journal, ...besideJournal] = await journalFiles(journalPath);
+  for (const beside of besideJournal) {
+    for (const input of read) {
+      if (await sameFile(beside.path, input.path)) {
+        throw new UsageError(
+          `--journal ${journalPath}: SQLite writes ${beside.path} beside it, which is ${input.what}`,
+          help,
+        );
+      }
+    }
+  }
+  const inputs = [...(journal ? [journal] : []), ...besideJournal, ...read];
+  if (typeof values.report === 'string' && values.report !== '') {
+    await refuseOverwrite('--report', values.report, inputs, help);
+  }
+  await refuseRedirect(
+    [
+      { name: 'output', stream: io.stdout },
+      { name: 'error', stream: io.stderr },
+    ],
+    inputs,
+    help,
+  );
 }
 
 /** One of `allowed`, or a usage error naming them. */
@@ -199,6 +251,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   }
   if (empty !== undefined) io.stderr.write(`crm: apply would refuse this: ${empty}\n`);
   const journal = sqliteJournal(context.journalPath);
+  let report: ReportFile | undefined;
   try {
     const sync = new CrmSync(crm, { journal });
     const asText = command === 'plan' ? io.stdout.isTTY === true && values.json !== true : false;
@@ -225,6 +278,9 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       await printPlan(io, plan, asText, labels, redact, maxRemoved !== undefined);
       return EXIT.ok;
     }
+    // A report that cannot be written is said before anything is sent, not after the run; the old
+    // one stays whole until the new one is written.
+    report = typeof values.report === 'string' ? await reportFile(values.report, help) : undefined;
     return await apply(
       context,
       sync,
@@ -233,8 +289,10 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       totals,
       { removed, maxRemoved, inDoubt, concurrency },
       redact,
+      report,
     );
   } finally {
+    await report?.discard();
     await journal.close();
     await opened.close();
   }
@@ -286,26 +344,15 @@ interface ApplyOptions {
 }
 
 async function apply(
-  { io, values }: SyncContext,
+  { io }: SyncContext,
   sync: CrmSync,
   journal: SyncJournal,
   source: SyncSource,
   totals: ReadonlyMap<string, number>,
   options: ApplyOptions,
   redact: (value: unknown) => unknown,
+  reportTo: ReportFile | undefined,
 ): Promise<number> {
-  // A report that cannot be written is said before anything is sent, not after the run.
-  if (typeof values.report === 'string') {
-    try {
-      await writeFile(values.report, '', { mode: 0o600 });
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      throw new UsageError(
-        `--report: cannot write ${values.report}${typeof code === 'string' ? ` (${code})` : ''}`,
-        'crm sync apply --help',
-      );
-    }
-  }
   const progress = new SyncProgressLine(io.stderr, totals);
   io.interrupt?.stopOnInterrupt();
   let report: SyncReport;
@@ -328,7 +375,7 @@ async function apply(
   }
   progress.end();
   const json = redact(reportJson(report));
-  if (typeof values.report === 'string') await writeFile(values.report, `${jsonText(json, 2)}\n`, { mode: 0o600 });
+  await reportTo?.commit(`${jsonText(json, 2)}\n`);
   await recordRun(journal, sync, report);
   const problems = problemLines(report, options.maxRemoved !== undefined);
   if (problems.length) io.stderr.write(`${problems.join('\n')}\n`);

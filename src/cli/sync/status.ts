@@ -140,7 +140,9 @@ export async function runStatus({ io, values, journalPath }: SyncContext): Promi
   } catch {
     throw new UsageError(`No journal at ${journalPath}: crm sync apply makes one`, 'crm sync status --help');
   }
-  const journal = sqliteJournal(journalPath);
+  // Read only, as its help says: a user who may read the journal but not write it reads it, and
+  // no -wal or -shm file of this user's is left for the next apply to trip on.
+  const journal = sqliteJournal(journalPath, { readOnly: true });
   try {
     await journal.open();
     const asText = io.stdout.isTTY === true && values.json !== true;
