@@ -197,6 +197,30 @@ describe('sqliteJournal(path, { readOnly: true })', () => {
     expect(pragma(old, 'application_id')).toBe(0);
   });
 
+  test("reads a format-1 journal's lock of a pid and a host as a lease, without bringing the file to format 2", async () => {
+    const path = join(dir, 'old-locked.db');
+    unmarkedJournal(path);
+    const db = new DatabaseSync(path);
+    db.exec("INSERT INTO locks VALUES ('acme', 'run_old', 1, 'pod-gone', 1000)");
+    db.close();
+    const before = snapshot(path);
+
+    const reader = sqliteJournal(path, { readOnly: true });
+    await reader.open();
+    expect(await reader.lockHolder?.('acme')).toEqual({
+      runId: 'run_old',
+      takenAt: 1000,
+      renewedAt: 1000,
+      leaseMs: 30_000,
+    });
+    expect(await reader.lockHolder?.('globex')).toBeUndefined();
+    expect((await reader.get('acme', 'accounts', ['a1'])).get('a1')).toMatchObject({ crmId: 'crm_a1' });
+    await reader.close();
+
+    expect(snapshot(path)).toEqual(before);
+    expect(pragma(path, 'user_version')).toBe(1);
+  });
+
   test('refuses a foreign file, a missing one and an empty one, and makes none', async () => {
     const foreign = join(dir, 'app.db');
     const db = new DatabaseSync(foreign);
