@@ -97,19 +97,22 @@ async function* batchesOf(list: SyncList<unknown>, signal: AbortSignal | undefin
       }
     }
   } else {
-    // A list waiting on its source (a cursor that hangs) does not hold an aborted run.
+    // A list waiting on its source (a cursor that hangs) does not hold an aborted run. Each step
+    // is its own promise, which the abort rejects: a Promise.race with one promise that never
+    // settles keeps every step it lost, and so every record of the list, until the list ends.
     const iterator = (list as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(ABORTED);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-    aborted.catch(() => {});
+    let stop: ((reason: unknown) => void) | undefined;
+    const onAbort = () => stop?.(ABORTED);
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
         let step: IteratorResult<unknown>;
         try {
-          step = await Promise.race([iterator.next(), aborted]);
+          if (signal?.aborted) throw ABORTED;
+          step = await new Promise<IteratorResult<unknown>>((resolve, reject) => {
+            stop = reject;
+            Promise.resolve(iterator.next()).then(resolve, reject);
+          });
         } catch (error) {
           if (error !== ABORTED) throw new SourceFailure(error);
           void Promise.resolve(iterator.return?.()).catch(() => {});
@@ -123,7 +126,8 @@ async function* batchesOf(list: SyncList<unknown>, signal: AbortSignal | undefin
         }
       }
     } finally {
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      stop = undefined;
+      signal?.removeEventListener('abort', onAbort);
     }
   }
   if (batch.length > 0) yield batch;
