@@ -13,7 +13,7 @@ import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from '
 import { KINDS, type Kind, kindOf } from './kinds';
 import { Committer, Sender } from './sender';
 import { PlanTally, Tally } from './tally';
-import type { SyncInDoubt, SyncList, SyncPlan, SyncReport, SyncRunOptions, SyncSource } from './types';
+import type { SyncInDoubt, SyncList, SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
 
 /** Records read from a list before their journal entries are read, in one call. */
 const BATCH = 500;
@@ -166,10 +166,11 @@ export class Engine {
    */
   readonly #outcomes = new Set<Promise<void>>();
 
-  constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
+  /** `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them. */
+  constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean | Pick<SyncPlanOptions, 'onEntry'>) {
     this.#s = settings;
     this.#options = options;
-    this.#plan = plan ? new PlanTally() : undefined;
+    this.#plan = plan ? new PlanTally(plan === true ? undefined : plan.onEntry) : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
     this.#sender = new Sender(options.concurrency ?? 8, this.#committer);
@@ -201,12 +202,13 @@ export class Engine {
   }
 
   async plan(source: SyncSource): Promise<SyncPlan> {
+    const plan = this.#plan as PlanTally;
     try {
       await this.#lists(source);
+      await plan.handedOut();
     } catch (error) {
       throw error instanceof SourceFailure ? error.error : error;
     }
-    const plan = this.#plan as PlanTally;
     return { entries: plan.entries, counts: plan.counts };
   }
 
@@ -259,6 +261,7 @@ export class Engine {
         if (this.#stopping()) return;
         await this.#batch(kind, batch, seen);
         if (!this.#plan) await this.#sender.room(BATCH);
+        else await this.#plan.handedOut();
       }
       if (this.#stopping()) return;
       // The list was read to its end: it is complete, and may remove.
