@@ -1,7 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import { CrmSync, type SyncJournal, type SyncPlan, type SyncReport, type SyncSource, sqliteJournal } from '../../sync';
+import {
+  CrmSync,
+  type SyncJournal,
+  type SyncPlanEntry,
+  type SyncReport,
+  type SyncSource,
+  sqliteJournal,
+} from '../../sync';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
 import type { OptionSpec } from '../global-options';
@@ -24,7 +31,10 @@ export type Parse = (
 
 const COMMANDS = Object.keys(syncOptions) as SyncCommand[];
 
-/** The most record names a plan keeps to show beside its creates, so that its memory stays bounded. */
+/**
+ * The most record names a plan holds to show beside its creates. Each is dropped once its entry
+ * is written, so the map holds about a batch of them: this bounds it whatever a source does.
+ */
 const LABELS = 100_000;
 
 /** `crm sync <command> [options]`. */
@@ -152,7 +162,6 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       const remember = asText
         ? (record: Record<string, unknown>) => {
             const label = labelOf(record.data);
-            // A person reads a few thousand lines, not a million: past LABELS, creates show their key alone.
             if (label !== undefined && typeof record.key === 'string' && labels.size < LABELS) {
               labels.set(`${file.type}\u0000${record.key}`, label);
             }
@@ -161,8 +170,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
     }
     if (command === 'plan') {
-      const plan = await sync.plan(source as SyncSource, removed ? { removed } : {});
-      await printPlan(io, plan, asText, labels, redact);
+      await printPlan(io, sync, source as SyncSource, removed, asText, labels, redact);
       return EXIT.ok;
     }
     return await apply(context, sync, journal, source as SyncSource, totals, { removed, inDoubt, concurrency }, redact);
@@ -172,35 +180,34 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   }
 }
 
+/** Writes each entry of the plan as the engine decides it, then the counts: a million rows in bounded memory. */
 async function printPlan(
   io: SyncIo,
-  plan: SyncPlan,
+  sync: CrmSync,
+  source: SyncSource,
+  removed: 'keep' | 'deactivate' | undefined,
   asText: boolean,
-  labels: ReadonlyMap<string, string>,
+  labels: Map<string, string>,
   redact: (value: unknown) => unknown,
 ): Promise<void> {
-  if (!asText) {
-    let lines = '';
-    for (const entry of plan.entries) {
-      lines += ndjsonLine(redact(entry));
-      if (lines.length > 64 * 1024) {
-        await write(io.stdout, lines);
-        lines = '';
-      }
-    }
-    await write(io.stdout, `${lines}${jsonText({ counts: plan.counts })}\n`);
-    return;
-  }
   let lines = '';
-  for (const entry of plan.entries) {
-    const line = planLine(entry, labels.get(`${entry.type}\u0000${entry.key}`));
-    if (line !== undefined) lines += `${line}\n`;
-    if (lines.length > 64 * 1024) {
-      await write(io.stdout, lines);
-      lines = '';
+  const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
+    if (asText) {
+      const id = `${entry.type}\u0000${entry.key}`;
+      const line = planLine(entry, labels.get(id));
+      labels.delete(id);
+      if (line !== undefined) lines += `${line}\n`;
+    } else {
+      lines += ndjsonLine(redact(entry));
     }
-  }
-  await write(io.stdout, `${lines}${planSummary(plan.counts)}\n`);
+    if (lines.length <= 64 * 1024) return undefined;
+    const text = lines;
+    lines = '';
+    // The plan reads on once stdout has taken it: a slow reader holds back the plan, not memory.
+    return write(io.stdout, text);
+  };
+  const plan = await sync.plan(source, { ...(removed && { removed }), onEntry });
+  await write(io.stdout, `${lines}${asText ? planSummary(plan.counts) : jsonText({ counts: plan.counts })}\n`);
 }
 
 interface ApplyOptions {
