@@ -222,6 +222,9 @@ export interface SyncPlanOptions {
    *
    * @example
    * ```ts
+   * import { once } from 'node:events';
+   * import { createWriteStream } from 'node:fs';
+   *
    * const out = createWriteStream('plan.ndjson');
    * const { counts } = await sync.plan(source, {
    *   onEntry: (entry) => {
