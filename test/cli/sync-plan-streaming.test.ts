@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main';
 import { CrmSync } from '../../src/sync/crm-sync';
 import { scriptCommand, shellWord } from '../support/pty';
-import { CRM_BIN, runCrm, testIo } from '../support/run-crm';
+import { CRM_BIN, runCrm, runInProcess, testIo } from '../support/run-crm';
 
 // crm sync plan writes each entry as the engine decides it, and holds no record past its batch:
 // a plan of 40,000 rows (21 MB) completes in a 40 MiB heap, in both renderings. The plan that
@@ -99,5 +99,36 @@ describe('crm sync plan of a large file', () => {
     expect(lines[ROWS]).toBe(
       `Plan: ${ROWS} to create, 0 to update, 0 to deactivate, 0 unchanged, 0 skipped, 0 blocked, 0 invalid.`,
     );
+  });
+});
+
+describe('crm sync plan on a terminal, each name beside its own record', () => {
+  it('names a create by its own record when its key repeats in another list, or later in its own', async () => {
+    const accountsFile = join(dir, 'names-accounts.csv');
+    const contactsFile = join(dir, 'names-contacts.csv');
+    writeFileSync(accountsFile, 'key,name\nK1,Acme Ltd\nK2,First Name\nK2,Second Name\nK3,Gamma GmbH\n');
+    writeFileSync(
+      contactsFile,
+      'key,accountKey,email\nK1,K1,ann@acme.example\nK3,K3,not-an-email\nK4,K3,bob@gamma.example\n',
+    );
+    const run = await runInProcess(
+      ['sync', 'plan', '--journal', join(dir, 'names.db'), '--accounts', accountsFile, '--contacts', contactsFile],
+      { CRM_TENANT_ID: 'tenant_memory' },
+      { stdout: true, stderr: false },
+    );
+
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.filter((line) => line.startsWith('+'))).toEqual([
+      '+ accounts K1 "Acme Ltd"',
+      '+ accounts K2 "First Name"',
+      '+ accounts K3 "Gamma GmbH"',
+      '+ contacts K1 "ann@acme.example"',
+      '+ contacts K4 "bob@gamma.example"',
+    ]);
+    expect(lines.filter((line) => line.startsWith('x')).map((line) => line.split(':')[0])).toEqual([
+      'x accounts K2 invalid',
+      'x contacts K3 invalid',
+    ]);
   });
 });

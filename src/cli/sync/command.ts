@@ -33,7 +33,8 @@ const COMMANDS = Object.keys(syncOptions) as SyncCommand[];
 
 /**
  * The most record names a plan holds to show beside its creates. Each is dropped once its entry
- * is written, so the map holds about a batch of them: this bounds it whatever a source does.
+ * is written (an invalid record's is kept), so a list's map holds about a batch of them, plus its
+ * invalid records: this bounds it whatever a source does (past it, creates show their key alone).
  */
 const LABELS = 100_000;
 
@@ -155,15 +156,23 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   try {
     const sync = new CrmSync(crm, { journal });
     const asText = command === 'plan' ? io.stdout.isTTY === true && values.json !== true : false;
-    // The names a plan shows beside its creates: kept only for a person's terminal.
-    const labels = new Map<string, string>();
+    // The names a plan shows beside its creates, by type and key: kept only for a person's terminal.
+    const labels = new Map<string, Map<string, string>>();
     const source: Record<string, unknown> = {};
     for (const file of opened.sources) {
+      const names = new Map<string, string>();
+      labels.set(file.type, names);
       const remember = asText
         ? (record: Record<string, unknown>) => {
             const label = labelOf(record.data);
-            if (label !== undefined && typeof record.key === 'string' && labels.size < LABELS) {
-              labels.set(`${file.type}\u0000${record.key}`, label);
+            // The first record of a key keeps it: a repeat of the key is invalid, and shows no name.
+            if (
+              label !== undefined &&
+              typeof record.key === 'string' &&
+              names.size < LABELS &&
+              !names.has(record.key)
+            ) {
+              names.set(record.key, label);
             }
           }
         : undefined;
@@ -187,15 +196,16 @@ async function printPlan(
   source: SyncSource,
   removed: 'keep' | 'deactivate' | undefined,
   asText: boolean,
-  labels: Map<string, string>,
+  labels: ReadonlyMap<string, Map<string, string>>,
   redact: (value: unknown) => unknown,
 ): Promise<void> {
   let lines = '';
   const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
     if (asText) {
-      const id = `${entry.type}\u0000${entry.key}`;
-      const line = planLine(entry, labels.get(id));
-      labels.delete(id);
+      const names = labels.get(entry.type);
+      const line = planLine(entry, names?.get(entry.key));
+      // An invalid entry may be a repeat of a key whose first record is still being decided.
+      if (entry.action !== 'invalid') names?.delete(entry.key);
       if (line !== undefined) lines += `${line}\n`;
     } else {
       lines += ndjsonLine(redact(entry));
