@@ -159,20 +159,30 @@ export class CrmSync {
 
   /**
    * What `run()` would do with `source`, sending no request at all: an entry per record with
-   * its action (and, for an update, each changed field), and the count of each action.
+   * its action (and, for an update, each changed field), and the count of each action. The
+   * plan keeps its entries for you to read in `entries`; for a large source, give `onEntry` to
+   * have each as it is decided instead, and the plan's memory stays bounded.
    *
    * @example
    * ```ts
    * const plan = await sync.plan(source, { removed: 'deactivate' });
    * console.log(plan.counts); // { create: 12, update: 3, unchanged: 9870, ... }
+   *
+   * // A million records: each entry as it is decided, the counts at the end.
+   * const { counts } = await sync.plan(source, {
+   *   onEntry: ({ type, key, action }) => {
+   *     if (action !== 'unchanged') console.log(action, type, key);
+   *   },
+   * });
    * ```
    */
   async plan(source: SyncSource, options: SyncPlanOptions = {}): Promise<SyncPlan> {
-    const { removed, maxRemoved } = options;
+    const { removed, maxRemoved, onEntry } = options;
     checkRunOptions({ removed, maxRemoved });
+    if (onEntry !== undefined && typeof onEntry !== 'function') rejectInput('onEntry', 'A function');
     checkSource(source);
     const settings = await this.#open();
-    return new Engine(settings, { removed, maxRemoved }, true).plan(source);
+    return new Engine(settings, { removed, maxRemoved }, onEntry ? { onEntry } : true).plan(source);
   }
 
   /**

@@ -20,6 +20,7 @@ import type {
   SyncInDoubt,
   SyncList,
   SyncPlan,
+  SyncPlanOptions,
   SyncRefusedRemoval,
   SyncReport,
   SyncRunOptions,
@@ -103,19 +104,22 @@ async function* batchesOf(list: SyncList<unknown>, signal: AbortSignal | undefin
       }
     }
   } else {
-    // A list waiting on its source (a cursor that hangs) does not hold an aborted run.
+    // A list waiting on its source (a cursor that hangs) does not hold an aborted run. Each step
+    // is its own promise, which the abort rejects: a Promise.race with one promise that never
+    // settles keeps every step it lost, and so every record of the list, until the list ends.
     const iterator = (list as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(ABORTED);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-    aborted.catch(() => {});
+    let stop: ((reason: unknown) => void) | undefined;
+    const onAbort = () => stop?.(ABORTED);
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
         let step: IteratorResult<unknown>;
         try {
-          step = await Promise.race([iterator.next(), aborted]);
+          if (signal?.aborted) throw ABORTED;
+          step = await new Promise<IteratorResult<unknown>>((resolve, reject) => {
+            stop = reject;
+            Promise.resolve(iterator.next()).then(resolve, reject);
+          });
         } catch (error) {
           if (error !== ABORTED) throw new SourceFailure(error);
           void Promise.resolve(iterator.return?.()).catch(() => {});
@@ -129,7 +133,8 @@ async function* batchesOf(list: SyncList<unknown>, signal: AbortSignal | undefin
         }
       }
     } finally {
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      stop = undefined;
+      signal?.removeEventListener('abort', onAbort);
     }
   }
   if (batch.length > 0) yield batch;
@@ -172,10 +177,11 @@ export class Engine {
   /** The types whose removals were not sent (or would not be), and why. */
   readonly #refusedRemovals: SyncRefusedRemoval[] = [];
 
-  constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
+  /** `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them. */
+  constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean | Pick<SyncPlanOptions, 'onEntry'>) {
     this.#s = settings;
     this.#options = options;
-    this.#plan = plan ? new PlanTally() : undefined;
+    this.#plan = plan ? new PlanTally(plan === true ? undefined : plan.onEntry) : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
     this.#sender = new Sender(options.concurrency ?? 8, this.#committer);
@@ -207,12 +213,13 @@ export class Engine {
   }
 
   async plan(source: SyncSource): Promise<SyncPlan> {
+    const plan = this.#plan as PlanTally;
     try {
       await this.#lists(source);
+      await plan.handedOut();
     } catch (error) {
       throw error instanceof SourceFailure ? error.error : error;
     }
-    const plan = this.#plan as PlanTally;
     return { entries: plan.entries, counts: plan.counts, refusedRemovals: this.#refusedRemovals };
   }
 
@@ -265,6 +272,7 @@ export class Engine {
         if (this.#stopping()) return;
         await this.#batch(kind, batch, seen);
         if (!this.#plan) await this.#sender.room(BATCH);
+        else await this.#plan.handedOut();
       }
       if (this.#stopping()) return;
       // The list was read to its end: it is complete, and may remove.

@@ -143,9 +143,14 @@ export class Tally {
   }
 }
 
-/** A plan's entries and counts. */
+/** A plan's counts, and its entries: kept, or handed out (`onEntry`) as they are decided. */
 export class PlanTally {
   readonly entries: SyncPlanEntry[] = [];
+  readonly #onEntry: ((entry: SyncPlanEntry) => void | Promise<void>) | undefined;
+  /** What `onEntry` returned that has not settled yet: the plan waits for it before it reads on. */
+  #pending: Promise<unknown>[] = [];
+  /** What `onEntry` threw, or a promise of it rejected with: the plan rejects with the first. */
+  #failure: { error: unknown } | undefined;
   readonly counts: Record<SyncPlanAction, number> = {
     create: 0,
     update: 0,
@@ -156,14 +161,52 @@ export class PlanTally {
     invalid: 0,
   };
 
+  constructor(onEntry?: (entry: SyncPlanEntry) => void | Promise<void>) {
+    this.#onEntry = onEntry;
+  }
+
   add(
     type: SyncType,
     key: string,
     action: SyncPlanAction,
     { changes, reason }: Pick<SyncPlanEntry, 'changes' | 'reason'> = {},
   ): void {
-    // Without the fields it has no value for: an entry as JSON (crm sync plan) names only what it says.
-    this.entries.push({ type, key, action, ...(changes && { changes }), ...(reason !== undefined && { reason }) });
     this.counts[action]++;
+    // Without the fields it has no value for: an entry as JSON (crm sync plan) names only what it says.
+    const entry: SyncPlanEntry = {
+      type,
+      key,
+      action,
+      ...(changes && { changes }),
+      ...(reason !== undefined && { reason }),
+    };
+    if (!this.#onEntry) {
+      this.entries.push(entry);
+      return;
+    }
+    if (this.#failure) return;
+    try {
+      const returned: unknown = this.#onEntry(entry);
+      if (returned !== null && typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
+        // Caught at once: a rejection met before the plan waits is its failure, never an unhandled one.
+        this.#pending.push(
+          Promise.resolve(returned).catch((error: unknown) => {
+            this.#failure ??= { error };
+          }),
+        );
+      }
+    } catch (error) {
+      this.#failure ??= { error };
+    }
+  }
+
+  /** Resolves once what `onEntry` returned has settled; rejects with what it threw, if it did. */
+  async handedOut(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const pending = this.#pending;
+      this.#pending = [];
+      await Promise.all(pending);
+    }
+    if (this.#failure) throw this.#failure.error;
   }
 }

@@ -276,6 +276,29 @@ export interface SyncPlanOptions {
   readonly removed?: 'keep' | 'deactivate' | undefined;
   /** As in {@link SyncRunOptions.maxRemoved}: the plan shows what a run would refuse. */
   readonly maxRemoved?: SyncMaxRemoved | undefined;
+  /**
+   * Called with each entry as soon as it is decided, in the order of {@link SyncPlan.entries}:
+   * the plan then keeps none of them (its `entries` is empty), and holds a batch of records at a
+   * time whatever the size of the source. Its `counts` (and whatever else sums up the whole
+   * plan) come when `plan()` resolves. When it returns a promise, the plan reads no further
+   * batch of records (500) until it settles, so that a slow writer holds back the reading, not
+   * the memory; the rest of the batch's entries may be handed out meanwhile. What it throws, or
+   * a promise it returns rejects with, rejects `plan()`.
+   *
+   * @example
+   * ```ts
+   * import { once } from 'node:events';
+   * import { createWriteStream } from 'node:fs';
+   *
+   * const out = createWriteStream('plan.ndjson');
+   * const { counts } = await sync.plan(source, {
+   *   onEntry: (entry) => {
+   *     if (!out.write(`${JSON.stringify(entry)}\n`)) return once(out, 'drain').then(() => {});
+   *   },
+   * });
+   * ```
+   */
+  readonly onEntry?: ((entry: SyncPlanEntry) => void | Promise<void>) | undefined;
 }
 
 /**
@@ -317,7 +340,10 @@ export interface SyncPlanEntry {
 
 /** What `sync.plan()` found: an entry per record, and how many of each action. */
 export interface SyncPlan {
-  /** One per record of the source (and per removed record), in the order the run would go. */
+  /**
+   * One per record of the source (and per removed record), in the order the run would go; empty
+   * when {@link SyncPlanOptions.onEntry} was given, which had each of them instead.
+   */
   readonly entries: readonly SyncPlanEntry[];
   /** How many entries have each action (`deactivate` entries of a refused type included). */
   readonly counts: Readonly<Record<SyncPlanAction, number>>;

@@ -5,6 +5,7 @@ import {
   memoryJournal,
   type SyncJournal,
   type SyncPlan,
+  type SyncPlanEntry,
   type SyncReport,
   type SyncType,
   sqliteJournal,
@@ -61,4 +62,19 @@ test('wrong records and options do not compile', () => {
   void sync.run({}, { maxRemoved: '5' });
   // @ts-expect-error there is no list of leads
   void sync.idOf('leads', 'x');
+});
+
+test("plan's onEntry is given each SyncPlanEntry, and may return nothing or a promise", () => {
+  const sync = new CrmSync(crm, { journal: memoryJournal() });
+  void sync.plan(
+    { accounts: [] },
+    {
+      onEntry: (entry) => {
+        expectTypeOf(entry).toEqualTypeOf<SyncPlanEntry>();
+      },
+    },
+  );
+  void sync.plan({ accounts: [] }, { onEntry: async () => {} });
+  // @ts-expect-error onEntry is a function
+  void sync.plan({ accounts: [] }, { onEntry: process.stdout });
 });

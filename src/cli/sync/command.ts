@@ -4,7 +4,7 @@ import {
   CrmSync,
   type SyncJournal,
   type SyncMaxRemoved,
-  type SyncPlan,
+  type SyncPlanEntry,
   type SyncReport,
   type SyncSource,
   sqliteJournal,
@@ -51,7 +51,11 @@ export type Parse = (
 
 const COMMANDS = Object.keys(syncOptions) as SyncCommand[];
 
-/** The most record names a plan keeps to show beside its creates, so that its memory stays bounded. */
+/**
+ * The most record names a plan holds to show beside its creates. Each is dropped once its entry
+ * is written (an invalid record's is kept), so a list's map holds about a batch of them, plus its
+ * invalid records: this bounds it whatever a source does (past it, creates show their key alone).
+ */
 const LABELS = 100_000;
 
 /** `crm sync <command> [options]`. */
@@ -255,27 +259,30 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   try {
     const sync = new CrmSync(crm, { journal });
     const asText = command === 'plan' ? io.stdout.isTTY === true && values.json !== true : false;
-    // The names a plan shows beside its creates: kept only for a person's terminal.
-    const labels = new Map<string, string>();
+    // The names a plan shows beside its creates, by type and key: kept only for a person's terminal.
+    const labels = new Map<string, Map<string, string>>();
     const source: Record<string, unknown> = {};
     for (const file of opened.sources) {
+      const names = new Map<string, string>();
+      labels.set(file.type, names);
       const remember = asText
         ? (record: Record<string, unknown>) => {
             const label = labelOf(record.data);
-            // A person reads a few thousand lines, not a million: past LABELS, creates show their key alone.
-            if (label !== undefined && typeof record.key === 'string' && labels.size < LABELS) {
-              labels.set(`${file.type}\u0000${record.key}`, label);
+            // The first record of a key keeps it: a repeat of the key is invalid, and shows no name.
+            if (
+              label !== undefined &&
+              typeof record.key === 'string' &&
+              names.size < LABELS &&
+              !names.has(record.key)
+            ) {
+              names.set(record.key, label);
             }
           }
         : undefined;
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
     }
     if (command === 'plan') {
-      const plan = await sync.plan(source as SyncSource, {
-        ...(removed ? { removed } : {}),
-        ...(maxRemoved !== undefined ? { maxRemoved } : {}),
-      });
-      await printPlan(io, plan, asText, labels, redact, maxRemoved !== undefined);
+      await printPlan(io, sync, source as SyncSource, { removed, maxRemoved }, asText, labels, redact);
       return EXIT.ok;
     }
     // A report that cannot be written is said before anything is sent, not after the run; the old
@@ -298,40 +305,46 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   }
 }
 
+/** Writes each entry of the plan as the engine decides it, then the counts: a million rows in bounded memory. */
 async function printPlan(
   io: SyncIo,
-  plan: SyncPlan,
+  sync: CrmSync,
+  source: SyncSource,
+  options: { readonly removed: 'keep' | 'deactivate' | undefined; readonly maxRemoved: SyncMaxRemoved | undefined },
   asText: boolean,
-  labels: ReadonlyMap<string, string>,
+  labels: ReadonlyMap<string, Map<string, string>>,
   redact: (value: unknown) => unknown,
-  maxRemovedGiven: boolean,
 ): Promise<void> {
-  if (!asText) {
-    let lines = '';
-    for (const entry of plan.entries) {
+  const { removed, maxRemoved } = options;
+  let lines = '';
+  const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
+    if (asText) {
+      const names = labels.get(entry.type);
+      const line = planLine(entry, names?.get(entry.key));
+      // An invalid entry may be a repeat of a key whose first record is still being decided.
+      if (entry.action !== 'invalid') names?.delete(entry.key);
+      if (line !== undefined) lines += `${line}\n`;
+    } else {
       lines += ndjsonLine(redact(entry));
-      if (lines.length > 64 * 1024) {
-        await write(io.stdout, lines);
-        lines = '';
-      }
     }
-    await write(
-      io.stdout,
-      `${lines}${jsonText(redact({ counts: plan.counts, refusedRemovals: plan.refusedRemovals }))}\n`,
-    );
+    if (lines.length <= 64 * 1024) return undefined;
+    const text = lines;
+    lines = '';
+    // The plan reads on once stdout has taken it: a slow reader holds back the plan, not memory.
+    return write(io.stdout, text);
+  };
+  const plan = await sync.plan(source, {
+    ...(removed ? { removed } : {}),
+    ...(maxRemoved !== undefined ? { maxRemoved } : {}),
+    onEntry,
+  });
+  if (!asText) {
+    const last = redact({ counts: plan.counts, refusedRemovals: plan.refusedRemovals });
+    await write(io.stdout, `${lines}${jsonText(last)}\n`);
     return;
   }
-  let lines = '';
-  for (const entry of plan.entries) {
-    const line = planLine(entry, labels.get(`${entry.type}\u0000${entry.key}`));
-    if (line !== undefined) lines += `${line}\n`;
-    if (lines.length > 64 * 1024) {
-      await write(io.stdout, lines);
-      lines = '';
-    }
-  }
   for (const refusal of plan.refusedRemovals) {
-    lines += `! ${refusal.type} removals: apply refuses them all: ${refusalText(refusal, maxRemovedGiven)}\n`;
+    lines += `! ${refusal.type} removals: apply refuses them all: ${refusalText(refusal, maxRemoved !== undefined)}\n`;
   }
   await write(io.stdout, `${lines}${planSummary(plan.counts)}\n`);
 }
