@@ -108,7 +108,8 @@ export class CrmSync {
    * Resolves to a {@link SyncReport}; a bad record or a refused request is a `failed` entry and
    * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,
    * the signal aborted, a list threw, or the run's first call was refused 401 or 403; it rejects
-   * after the requests in flight have answered, with the journal consistent.
+   * after the requests in flight have answered (a call not yet sent is abandoned), with the
+   * journal consistent and the tenant's lock released.
    *
    * @example
    * ```ts

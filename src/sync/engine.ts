@@ -7,7 +7,9 @@ import {
   CrmValidationError,
   type CrmValidationIssue,
 } from '../core/errors';
+import { unsentOnly } from '../internal/call/unsent';
 import { issuesOf } from '../internal/endpoint/issues';
+import type { RequestOptions } from '../options';
 import { type Canonical, canonical, changedFields } from './canonical';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { KINDS, type Kind, kindOf } from './kinds';
@@ -161,10 +163,18 @@ export class Engine {
    * while the last one's outcome is written. Each settles (never rejects) before its list ends.
    */
   readonly #outcomes = new Set<Promise<void>>();
+  /**
+   * The options of every call of the run: the run's signal, which abandons a call not yet sent
+   * (waiting for its key, a slot, its turn) and lets one on the wire end with its answer or its
+   * timeout, so that an abort leaves in doubt only what may have been done (call/unsent.ts).
+   */
+  readonly #request: RequestOptions;
 
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
     this.#s = settings;
     this.#options = options;
+    // A signal of the run's own to mark: the caller's may stop other calls of theirs.
+    this.#request = options.signal ? { signal: unsentOnly(AbortSignal.any([options.signal])) } : {};
     this.#plan = plan ? new PlanTally() : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
@@ -498,7 +508,9 @@ export class Engine {
       intent: undefined,
       run: async () => {
         try {
-          await this.#call(() => (kind.update as NonNullable<Kind['update']>)(this.#s.crm, crmId, body));
+          await this.#call((options) =>
+            (kind.update as NonNullable<Kind['update']>)(this.#s.crm, crmId, body, options),
+          );
           this.#committer.put(synced);
           this.#tally.count(type, 'updated');
         } catch (error) {
@@ -680,7 +692,7 @@ export class Engine {
         };
         let answer: { readonly created: { id: string } } | { readonly error: unknown };
         try {
-          answer = { created: await this.#call(() => kind.create(this.#s.crm, body, {})) };
+          answer = { created: await this.#call((options) => kind.create(this.#s.crm, body, options)) };
         } catch (error) {
           answer = { error };
         }
@@ -735,12 +747,15 @@ export class Engine {
     else this.#fail(error);
   }
 
-  /** A call of the run: the run's first, refused 401 or 403, stops the run (the credential is wrong for all). */
-  async #call<T>(send: () => Promise<T>): Promise<T> {
+  /**
+   * A call of the run, sent with the run's request options (its signal): the run's first,
+   * refused 401 or 403, stops the run (the credential is wrong for all).
+   */
+  async #call<T>(send: (options: RequestOptions) => Promise<T>): Promise<T> {
     const first = this.#firstCall;
     this.#firstCall = false;
     try {
-      return await send();
+      return await send(this.#request);
     } catch (error) {
       if (first && (error instanceof CrmAuthenticationError || error instanceof CrmPermissionDeniedError)) {
         this.#fail(error);
@@ -775,7 +790,9 @@ export class Engine {
           intent: undefined,
           run: async () => {
             try {
-              await this.#call(() => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }));
+              await this.#call((options) =>
+                update(this.#s.crm, entry.crmId as string, { status: 'inactive' }, options),
+              );
               this.#committer.put({ ...entry, state: 'deactivated', runId: this.#s.runId });
               this.#tally.count(type, 'deactivated');
             } catch (error) {

@@ -186,7 +186,10 @@ export interface SyncProgress {
 export interface SyncRunOptions {
   /**
    * Stops the run: no request is started after it aborts, those in flight are answered and
-   * written down, and `run()` rejects with the signal's reason. A list cut short removes nothing.
+   * written down, and `run()` rejects with the signal's reason. A call not yet sent (waiting for
+   * its `apiKey` function, a `maxConcurrency` slot, its turn at the pace, a retry) is abandoned,
+   * so `run()` settles within the longest request `timeout` in flight, its lock released. A list
+   * cut short removes nothing.
    */
   readonly signal?: AbortSignal | undefined;
   /** Called with where the run stands, at most 4 times a second (see {@link SyncProgress}). */
