@@ -394,7 +394,9 @@ export class Engine {
         this.#invalid(
           type,
           key,
-          invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
+          error instanceof CrmValidationError
+            ? error
+            : invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
         );
         this.#remember(type, key, FAILED);
         continue;
