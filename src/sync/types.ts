@@ -157,7 +157,10 @@ export interface SyncReport extends SyncCounts {
   readonly byType: Readonly<Record<SyncType, SyncCounts>>;
 }
 
-/** Where a run stands, given to `onProgress` at most 4 times a second, and at the end of each list. */
+/**
+ * Where a run stands, given to `onProgress` at most 4 times a second; a list's end is told then
+ * too, or, when it came too soon after the call before, by the run's one last call.
+ */
 export interface SyncProgress {
   /** The list being synced. */
   readonly type: SyncType;
@@ -192,7 +195,10 @@ export interface SyncRunOptions {
    * cut short removes nothing.
    */
   readonly signal?: AbortSignal | undefined;
-  /** Called with where the run stands, at most 4 times a second (see {@link SyncProgress}). */
+  /**
+   * Called with where the run stands, at most 4 times a second, and at most once more at the end
+   * of the run, to tell where it ended (see {@link SyncProgress}).
+   */
   readonly onProgress?: ((progress: SyncProgress) => void) | undefined;
   /** Requests in flight at most. Default 8. The client's `throttle` paces them. */
   readonly concurrency?: number | undefined;
