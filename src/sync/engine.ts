@@ -19,6 +19,8 @@ import type { SyncInDoubt, SyncList, SyncPlan, SyncReport, SyncRunOptions, SyncS
 
 /** Records read from a list before their journal entries are read, in one call. */
 const BATCH = 500;
+/** The most bad-record errors a run shares among the records that fail alike (Engine.#shared). */
+const SHARED_ERRORS = 1000;
 
 /** A parent the run cannot send its children's references for, and why. */
 type Blocked = { readonly blocked: 'failed' | 'in doubt' };
@@ -57,7 +59,28 @@ interface Decided {
 }
 
 function invalid(field: string, message: string): CrmValidationError {
-  return new CrmValidationError([{ field, path: field ? field.split('.') : [], message }], 'Invalid record');
+  return invalidRecord([{ field, path: field ? field.split('.') : [], message }]);
+}
+
+/**
+ * A bad record's error, built without a stack: a run keeps one per failed record (a million, for
+ * a source whose every record fails), and the engine's frames tell nothing of the record. Its
+ * message and issues say what is wrong; with a stack each took some 2 KB.
+ */
+function invalidRecord(issues: readonly CrmValidationIssue[]): CrmValidationError {
+  const limit = Error.stackTraceLimit;
+  try {
+    Error.stackTraceLimit = 0;
+  } catch {
+    // A runtime whose limit cannot be set: the error keeps its stack.
+  }
+  try {
+    return new CrmValidationError(issues, 'Invalid record');
+  } finally {
+    try {
+      Error.stackTraceLimit = limit;
+    } catch {}
+  }
 }
 
 const sizeOf = (list: unknown): number | undefined => {
@@ -169,6 +192,8 @@ export class Engine {
    * timeout, so that an abort leaves in doubt only what may have been done (call/unsent.ts).
    */
   readonly #request: RequestOptions;
+  /** The errors of bad records, by message (#shared). */
+  readonly #errors = new Map<string, CrmError>();
 
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean) {
     this.#s = settings;
@@ -419,7 +444,19 @@ export class Engine {
 
   #invalid(type: SyncType, key: string, error: CrmError): void {
     if (this.#plan) this.#plan.add(type, key, 'invalid', { reason: error.message });
-    else this.#tally.fail(type, key, error);
+    else this.#tally.fail(type, key, this.#shared(error));
+  }
+
+  /**
+   * One error for the bad records that fail alike: a source whose every record fails for one
+   * reason keeps one error, not a million (the report's `failed` holds each record's type and
+   * key beside it). Up to {@link SHARED_ERRORS} reasons are kept; past them, each error is its own.
+   */
+  #shared(error: CrmError): CrmError {
+    const known = this.#errors.get(error.message);
+    if (known) return known;
+    if (this.#errors.size < SHARED_ERRORS) this.#errors.set(error.message, error);
+    return error;
   }
 
   /** A record's schema issues, or undefined when it is valid. */
@@ -431,7 +468,7 @@ export class Engine {
       field: issue.field ? `data.${issue.field}` : 'data',
       path: ['data', ...issue.path],
     }));
-    return new CrmValidationError(issues, 'Invalid record');
+    return invalidRecord(issues);
   }
 
   #decide(kind: Kind, d: Decided, entry: SyncJournalEntry | undefined): void {
