@@ -14,24 +14,32 @@ afterEach(() => {
 const mostInASecond = (at: readonly number[]) =>
   Math.max(0, ...at.map((t) => at.filter((u) => u >= t && u < t + 1000).length));
 
+/**
+ * A tally on a clock of its own, and a run of its four lists of `records` each, one record every
+ * `everyMs`: the calls of onProgress, each with the time it came at.
+ */
+function fourLists(records: number, everyMs: number): (SyncProgress & { at: number })[] {
+  let now = 0;
+  const calls: (SyncProgress & { at: number })[] = [];
+  const tally = new Tally(
+    (p) => calls.push({ ...p, at: now }),
+    () => now,
+  );
+  for (const type of ['accounts', 'contacts', 'opportunities', 'activities'] as SyncType[]) {
+    tally.begin(type, records);
+    for (let i = 0; i < records; i++) {
+      now += everyMs;
+      tally.count(type, 'created');
+    }
+    tally.progress(type);
+  }
+  tally.report('run_1', []);
+  return calls;
+}
+
 describe('onProgress', () => {
   test('is not called once more at the end of each list: lists that end within a second get one last call between them', () => {
-    let now = 0;
-    const calls: (SyncProgress & { at: number })[] = [];
-    const tally = new Tally(
-      (p) => calls.push({ ...p, at: now }),
-      () => now,
-    );
-    for (const type of ['accounts', 'contacts', 'opportunities', 'activities'] as SyncType[]) {
-      tally.begin(type, 3);
-      for (let i = 0; i < 3; i++) {
-        now += 10;
-        tally.count(type, 'created');
-      }
-      tally.progress(type);
-    }
-    expect(calls).toHaveLength(1);
-    tally.report('run_1', []);
+    const calls = fourLists(3, 10);
 
     expect(calls.map((c) => [c.type, c.done])).toEqual([
       ['accounts', 1],
@@ -40,26 +48,9 @@ describe('onProgress', () => {
   });
 
   test('keeps to 4 calls in any second however the lists end, and its last call tells where the run ended', () => {
-    let now = 0;
-    const at: number[] = [];
-    const calls: SyncProgress[] = [];
-    const tally = new Tally(
-      (p) => {
-        at.push(now);
-        calls.push(p);
-      },
-      () => now,
-    );
     // Lists of 7 records, one every 37 ms: each ends at another point between two calls.
-    for (const type of ['accounts', 'contacts', 'opportunities', 'activities'] as SyncType[]) {
-      tally.begin(type, 7);
-      for (let i = 0; i < 7; i++) {
-        now += 37;
-        tally.count(type, 'created');
-      }
-      tally.progress(type);
-    }
-    tally.report('run_1', []);
+    const calls = fourLists(7, 37);
+    const at = calls.map((c) => c.at);
 
     // The last call may come less than 250 ms after the one before: it alone.
     expect(mostInASecond(at.slice(0, -1))).toBeLessThanOrEqual(4);

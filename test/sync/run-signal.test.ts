@@ -56,6 +56,21 @@ async function lockRows(path: string, tenant: string): Promise<number> {
   }
 }
 
+/**
+ * 10 accounts synced on a SQLite journal, a sync of the tenant on it (`sync`), and one whose key
+ * provider never answers (`hung`), with the signal that aborts at its first look-up.
+ */
+async function syncedThenHung() {
+  const path = join(dir, 'acme.db');
+  const { fake, crm } = await syncHarness();
+  const journal = sqliteJournal(path);
+  const sync = new CrmSync(crm, { journal, settleMs: 0 });
+  await sync.run({ accounts: accounts(10) });
+  const controller = new AbortController();
+  const hung = new CrmSync(hangingKey(fake, crm, 0, controller), { journal, settleMs: 0 });
+  return { fake, sync, journal, hung, signal: controller.signal, locks: () => lockRows(path, fake.tenantId) };
+}
+
 describe("a run's signal", () => {
   test('abandons the creates waiting for a key provider that stopped answering: the run settles, its lock is released, and nothing is left in doubt', async () => {
     const path = join(dir, 'acme.db');
@@ -83,42 +98,26 @@ describe("a run's signal", () => {
   });
 
   test('abandons the updates waiting for a key, and the journal keeps what was last synced', async () => {
-    const path = join(dir, 'acme.db');
-    const { fake, crm } = await syncHarness();
-    const journal = sqliteJournal(path);
-    await new CrmSync(crm, { journal, settleMs: 0 }).run({ accounts: accounts(10) });
-    const controller = new AbortController();
-    const hung = new CrmSync(hangingKey(fake, crm, 0, controller), { journal, settleMs: 0 });
+    const { fake, sync, journal, hung, signal, locks } = await syncedThenHung();
 
-    await expect(hung.run({ accounts: accounts(10, 'Renamed') }, { signal: controller.signal })).rejects.toThrow(
-      'nightly window over',
-    );
+    await expect(hung.run({ accounts: accounts(10, 'Renamed') }, { signal })).rejects.toThrow('nightly window over');
 
     expect([...fake.store.accounts.values()].filter((a) => a.name?.startsWith('Renamed'))).toEqual([]);
-    expect(await lockRows(path, fake.tenantId)).toBe(0);
-    const report = await new CrmSync(crm, { journal, settleMs: 0 }).run({ accounts: accounts(10, 'Renamed') });
-    expect(report).toMatchObject({ updated: 10, unchanged: 0 });
+    expect(await locks()).toBe(0);
+    expect(await sync.run({ accounts: accounts(10, 'Renamed') })).toMatchObject({ updated: 10, unchanged: 0 });
     journal.close();
   });
 
   test('abandons the deactivations waiting for a key, and the removed records stay synced for the next run', async () => {
-    const path = join(dir, 'acme.db');
-    const { fake, crm } = await syncHarness();
-    const journal = sqliteJournal(path);
-    await new CrmSync(crm, { journal, settleMs: 0 }).run({ accounts: accounts(10) });
-    const controller = new AbortController();
-    const hung = new CrmSync(hangingKey(fake, crm, 0, controller), { journal, settleMs: 0 });
+    const { fake, sync, journal, hung, signal, locks } = await syncedThenHung();
 
-    await expect(
-      hung.run({ accounts: accounts(8) }, { signal: controller.signal, removed: 'deactivate' }),
-    ).rejects.toThrow('nightly window over');
+    await expect(hung.run({ accounts: accounts(8) }, { signal, removed: 'deactivate' })).rejects.toThrow(
+      'nightly window over',
+    );
 
     expect([...fake.store.accounts.values()].filter((a) => a.status === 'inactive')).toEqual([]);
-    expect(await lockRows(path, fake.tenantId)).toBe(0);
-    const report = await new CrmSync(crm, { journal, settleMs: 0 }).run(
-      { accounts: accounts(8) },
-      { removed: 'deactivate' },
-    );
+    expect(await locks()).toBe(0);
+    const report = await sync.run({ accounts: accounts(8) }, { removed: 'deactivate' });
     expect(report).toMatchObject({ deactivated: 2, unchanged: 8 });
     journal.close();
   });
