@@ -33,7 +33,7 @@ describe('a field named __proto__ in data', () => {
     const [failure] = report.failed;
     expect(failure).toMatchObject({ type: 'accounts', key: 'A1' });
     expect(failure?.error).toBeInstanceOf(CrmValidationError);
-    expect((failure?.error as CrmValidationError).issues).toEqual([
+    expect((failure?.error as CrmValidationError | undefined)?.issues).toEqual([
       expect.objectContaining({
         field: 'data.__proto__',
         path: ['data', '__proto__'],
