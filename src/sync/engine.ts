@@ -191,7 +191,7 @@ export class Engine {
    * (waiting for its key, a slot, its turn) and lets one on the wire end with its answer or its
    * timeout, so that an abort leaves in doubt only what may have been done (call/unsent.ts).
    */
-  readonly #request: RequestOptions;
+  readonly #request: RequestOptions | undefined;
   /** The errors of bad records, by message (#shared). */
   readonly #errors = new Map<string, CrmError>();
 
@@ -199,7 +199,8 @@ export class Engine {
     this.#s = settings;
     this.#options = options;
     // A signal of the run's own to mark: the caller's may stop other calls of theirs.
-    this.#request = options.signal ? { signal: unsentOnly(AbortSignal.any([options.signal])) } : {};
+    // Without one, no options: a call with none skips their check.
+    this.#request = options.signal ? { signal: unsentOnly(AbortSignal.any([options.signal])) } : undefined;
     this.#plan = plan ? new PlanTally() : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
@@ -790,7 +791,7 @@ export class Engine {
    * A call of the run, sent with the run's request options (its signal): the run's first,
    * refused 401 or 403, stops the run (the credential is wrong for all).
    */
-  async #call<T>(send: (options: RequestOptions) => Promise<T>): Promise<T> {
+  async #call<T>(send: (options: RequestOptions | undefined) => Promise<T>): Promise<T> {
     const first = this.#firstCall;
     this.#firstCall = false;
     try {

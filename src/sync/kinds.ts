@@ -27,9 +27,11 @@ export interface Kind {
   readonly noun: string;
   readonly references: readonly Reference[];
   readonly schema: { safeParse(value: unknown): { success: boolean; error?: unknown } };
-  create(crm: CrmClient, body: Body, options: RequestOptions): Promise<{ id: string }>;
+  create(crm: CrmClient, body: Body, options: RequestOptions | undefined): Promise<{ id: string }>;
   /** Undefined where the API cannot update (activities). */
-  readonly update: ((crm: CrmClient, id: string, body: Body, options: RequestOptions) => Promise<unknown>) | undefined;
+  readonly update:
+    | ((crm: CrmClient, id: string, body: Body, options: RequestOptions | undefined) => Promise<unknown>)
+    | undefined;
   /** Whether a removed record is set inactive (the API cannot remove any). */
   readonly deactivates: boolean;
 }
