@@ -18,6 +18,16 @@ export interface CrmSyncOptions {
   readonly settleMs?: number | undefined;
 }
 
+/** Options of `sync.resolve()`. */
+export interface SyncResolveOptions {
+  /**
+   * Settle a record that is not in doubt as absent (`crmId` null): the journal forgets a record
+   * it holds as synced or deactivated, and the next run creates it again, a second one unless the
+   * CRM's is gone. Without it, that is refused. Default false.
+   */
+  readonly force?: boolean | undefined;
+}
+
 function rejectInput(field: string, message: string): never {
   throw new CrmValidationError([{ field, path: [field], message }]);
 }
@@ -118,9 +128,10 @@ export class CrmSync {
    * the run goes on. Rejects only when it cannot go on: the journal cannot be opened or written,
    * another live run holds the tenant's lock, or this run lost it (`SyncJournalError`
    * `'locked'`), the signal aborted, a list threw, or the run's first call was refused 401 or 403;
-   * it rejects after the requests in flight have answered, with the journal consistent. A lock
-   * left by a run that died is taken over once it has gone unrenewed for its lease (the wait ends
-   * at the signal), and the report says so (`lockTakenOver`).
+   * it rejects after the requests in flight have answered (a call not yet sent is abandoned), with
+   * the journal consistent and the tenant's lock released. A lock left by a run that died is
+   * taken over once it has gone unrenewed for its lease (the wait ends at the signal), and the
+   * report says so (`lockTakenOver`).
    *
    * @example
    * ```ts
@@ -205,7 +216,9 @@ export class CrmSync {
    * Settles a record in doubt by hand, and resolves when the journal holds it: `crmId` is the
    * record you found in the CRM (the next run compares with what was sent), `null` says it is
    * not there (the next run creates it). Accounts and opportunities need this, since the API
-   * cannot list them; it may also map any key to a record the CRM already holds.
+   * cannot list them; it may also map any key to a record the CRM already holds. `null` for a
+   * record that is synced (or deactivated), not in doubt, is refused with a `CrmValidationError`
+   * naming its state, unless `{ force: true }`: the next run would create it a second time.
    *
    * @example
    * ```ts
@@ -215,11 +228,13 @@ export class CrmSync {
    * }
    * ```
    */
-  async resolve(type: SyncType, key: string, crmId: string | null): Promise<void> {
+  async resolve(type: SyncType, key: string, crmId: string | null, options: SyncResolveOptions = {}): Promise<void> {
     checkKey(type, key);
     if (crmId !== null && (typeof crmId !== 'string' || crmId === '')) {
       rejectInput('crmId', 'The CRM id found (a non-empty string), or null when the record is not in the CRM');
     }
+    const force = options?.force ?? false;
+    if (typeof force !== 'boolean') rejectInput('force', 'true or false');
     const settings = await this.#open();
     // As run(): a shared journal's runs take no lock, so it would keep none of them out; and the
     // Postgres journal's lock holds a pool client for as long as it is held, so that the reads
@@ -230,6 +245,8 @@ export class CrmSync {
     try {
       const entry = (await this.#journal.get(this.#tenant, type, [key])).get(key);
       if (crmId === null) {
+        if ((entry?.state === 'synced' || entry?.state === 'deactivated') && !force)
+          refuseForgetting(type, key, entry.state);
         await this.#journal.write(this.#tenant, { remove: [{ type, key }] });
         return;
       }
@@ -270,6 +287,15 @@ export class CrmSync {
   toJSON(): { tenantId: string } {
     return { tenantId: this.#tenant };
   }
+}
+
+/** A record the CRM holds, by the journal: settled as absent, the next run would create a second one. */
+function refuseForgetting(type: SyncType, key: string, state: 'synced' | 'deactivated'): never {
+  const shown = JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}…` : key);
+  rejectInput(
+    'crmId',
+    `${type} ${shown} is ${state}, not in doubt: the CRM holds it, and settled as absent it would be created again by the next run, a duplicate. Pass { force: true } (crm sync resolve --force) to forget it anyway`,
+  );
 }
 
 function checkKey(type: SyncType, key: string): void {

@@ -7,7 +7,9 @@ import {
   CrmValidationError,
   type CrmValidationIssue,
 } from '../core/errors';
+import { unsentOnly } from '../internal/call/unsent';
 import { issuesOf } from '../internal/endpoint/issues';
+import type { RequestOptions } from '../options';
 import { type Canonical, canonical, changedFields } from './canonical';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
@@ -29,6 +31,8 @@ import type {
 
 /** Records read from a list before their journal entries are read, in one call. */
 const BATCH = 500;
+/** The most bad-record errors a run shares among the records that fail alike (Engine.#shared). */
+const SHARED_ERRORS = 1000;
 
 /** A parent the run cannot send its children's references for, and why. */
 type Blocked = { readonly blocked: 'failed' | 'in doubt' };
@@ -62,7 +66,28 @@ interface Decided {
 }
 
 function invalid(field: string, message: string): CrmValidationError {
-  return new CrmValidationError([{ field, path: field ? field.split('.') : [], message }], 'Invalid record');
+  return invalidRecord([{ field, path: field ? field.split('.') : [], message }]);
+}
+
+/**
+ * A bad record's error, built without a stack: a run keeps one per failed record (a million, for
+ * a source whose every record fails), and the engine's frames tell nothing of the record. Its
+ * message and issues say what is wrong; with a stack each took some 2 KB.
+ */
+function invalidRecord(issues: readonly CrmValidationIssue[]): CrmValidationError {
+  const limit = Error.stackTraceLimit;
+  try {
+    Error.stackTraceLimit = 0;
+  } catch {
+    // A runtime whose limit cannot be set: the error keeps its stack.
+  }
+  try {
+    return new CrmValidationError(issues, 'Invalid record');
+  } finally {
+    try {
+      Error.stackTraceLimit = limit;
+    } catch {}
+  }
 }
 
 const sizeOf = (list: unknown): number | undefined => {
@@ -176,11 +201,22 @@ export class Engine {
   readonly #unusableKeys = new Map<SyncType, number>();
   /** The types whose removals were not sent (or would not be), and why. */
   readonly #refusedRemovals: SyncRefusedRemoval[] = [];
+  /**
+   * The options of every call of the run: the run's signal, which abandons a call not yet sent
+   * (waiting for its key, a slot, its turn) and lets one on the wire end with its answer or its
+   * timeout, so that an abort leaves in doubt only what may have been done (call/unsent.ts).
+   */
+  readonly #request: RequestOptions | undefined;
+  /** The errors of bad records, by message (#shared). */
+  readonly #errors = new Map<string, CrmError>();
 
   /** `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them. */
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean | Pick<SyncPlanOptions, 'onEntry'>) {
     this.#s = settings;
     this.#options = options;
+    // A signal of the run's own to mark: the caller's may stop other calls of theirs.
+    // Without one, no options: a call with none skips their check.
+    this.#request = options.signal ? { signal: unsentOnly(AbortSignal.any([options.signal])) } : undefined;
     this.#plan = plan ? new PlanTally(plan === true ? undefined : plan.onEntry) : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
@@ -409,7 +445,9 @@ export class Engine {
         this.#invalid(
           type,
           key,
-          invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
+          error instanceof CrmValidationError
+            ? error
+            : invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
         );
         this.#remember(type, key, FAILED);
         continue;
@@ -432,7 +470,19 @@ export class Engine {
 
   #invalid(type: SyncType, key: string, error: CrmError): void {
     if (this.#plan) this.#plan.add(type, key, 'invalid', { reason: error.message });
-    else this.#tally.fail(type, key, error);
+    else this.#tally.fail(type, key, this.#shared(error));
+  }
+
+  /**
+   * One error for the bad records that fail alike: a source whose every record fails for one
+   * reason keeps one error, not a million (the report's `failed` holds each record's type and
+   * key beside it). Up to {@link SHARED_ERRORS} reasons are kept; past them, each error is its own.
+   */
+  #shared(error: CrmError): CrmError {
+    const known = this.#errors.get(error.message);
+    if (known) return known;
+    if (this.#errors.size < SHARED_ERRORS) this.#errors.set(error.message, error);
+    return error;
   }
 
   /** A record's schema issues, or undefined when it is valid. */
@@ -444,7 +494,7 @@ export class Engine {
       field: issue.field ? `data.${issue.field}` : 'data',
       path: ['data', ...issue.path],
     }));
-    return new CrmValidationError(issues, 'Invalid record');
+    return invalidRecord(issues);
   }
 
   #decide(kind: Kind, d: Decided, entry: SyncJournalEntry | undefined): void {
@@ -523,7 +573,9 @@ export class Engine {
       intent: undefined,
       run: async () => {
         try {
-          await this.#call(() => (kind.update as NonNullable<Kind['update']>)(this.#s.crm, crmId, body));
+          await this.#call((options) =>
+            (kind.update as NonNullable<Kind['update']>)(this.#s.crm, crmId, body, options),
+          );
           this.#committer.put(synced);
           this.#tally.count(type, 'updated');
         } catch (error) {
@@ -705,7 +757,7 @@ export class Engine {
         };
         let answer: { readonly created: { id: string } } | { readonly error: unknown };
         try {
-          answer = { created: await this.#call(() => kind.create(this.#s.crm, body, {})) };
+          answer = { created: await this.#call((options) => kind.create(this.#s.crm, body, options)) };
         } catch (error) {
           answer = { error };
         }
@@ -760,12 +812,15 @@ export class Engine {
     else this.#fail(error);
   }
 
-  /** A call of the run: the run's first, refused 401 or 403, stops the run (the credential is wrong for all). */
-  async #call<T>(send: () => Promise<T>): Promise<T> {
+  /**
+   * A call of the run, sent with the run's request options (its signal): the run's first,
+   * refused 401 or 403, stops the run (the credential is wrong for all).
+   */
+  async #call<T>(send: (options: RequestOptions | undefined) => Promise<T>): Promise<T> {
     const first = this.#firstCall;
     this.#firstCall = false;
     try {
-      return await send();
+      return await send(this.#request);
     } catch (error) {
       if (first && (error instanceof CrmAuthenticationError || error instanceof CrmPermissionDeniedError)) {
         this.#fail(error);
@@ -825,7 +880,7 @@ export class Engine {
       intent: undefined,
       run: async () => {
         try {
-          await this.#call(() => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }));
+          await this.#call((options) => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }, options));
           this.#committer.put({ ...entry, state: 'deactivated', runId: this.#s.runId });
           this.#tally.count(kind.type, 'deactivated');
         } catch (error) {

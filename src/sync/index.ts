@@ -2,7 +2,7 @@
 // write-ahead journal (README.md, "Loading and syncing data"). The SQLite journal loads
 // node:sqlite when a run opens it, so this entry imports in any runtime.
 
-export { CrmSync, type CrmSyncOptions } from './crm-sync';
+export { CrmSync, type CrmSyncOptions, type SyncResolveOptions } from './crm-sync';
 export type {
   SyncJournal,
   SyncJournalChange,

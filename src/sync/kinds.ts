@@ -27,9 +27,11 @@ export interface Kind {
   readonly noun: string;
   readonly references: readonly Reference[];
   readonly schema: { safeParse(value: unknown): { success: boolean; error?: unknown } };
-  create(crm: CrmClient, body: Body, options: RequestOptions): Promise<{ id: string }>;
+  create(crm: CrmClient, body: Body, options: RequestOptions | undefined): Promise<{ id: string }>;
   /** Undefined where the API cannot update (activities). */
-  readonly update: ((crm: CrmClient, id: string, body: Body) => Promise<unknown>) | undefined;
+  readonly update:
+    | ((crm: CrmClient, id: string, body: Body, options: RequestOptions | undefined) => Promise<unknown>)
+    | undefined;
   /** Whether a removed record is set inactive (the API cannot remove any). */
   readonly deactivates: boolean;
 }
@@ -44,7 +46,7 @@ export const KINDS: readonly Kind[] = [
     references: [],
     schema: AccountCreateInputSchema,
     create: (crm, body, options) => crm.accounts.create(body as never, options),
-    update: (crm, id, body) => crm.accounts.update(id, body as never),
+    update: (crm, id, body, options) => crm.accounts.update(id, body as never, options),
     deactivates: true,
   },
   {
@@ -53,7 +55,7 @@ export const KINDS: readonly Kind[] = [
     references: [account],
     schema: ContactInputSchema,
     create: (crm, body, options) => crm.contacts.create(body as never, options),
-    update: (crm, id, body) => crm.contacts.update(id, body as never),
+    update: (crm, id, body, options) => crm.contacts.update(id, body as never, options),
     deactivates: true,
   },
   {
@@ -62,7 +64,7 @@ export const KINDS: readonly Kind[] = [
     references: [account, { keyField: 'contactKey', parent: 'contacts', idField: 'contactId', direct: ['contactId'] }],
     schema: OpportunityCreateInputSchema,
     create: (crm, body, options) => crm.opportunities.create(body as never, options),
-    update: (crm, id, body) => crm.opportunities.update(id, body as never),
+    update: (crm, id, body, options) => crm.opportunities.update(id, body as never, options),
     deactivates: false,
   },
   {

@@ -27,7 +27,11 @@ interface TypeTally {
 
 const PROGRESS_EVERY_MS = 250;
 
-/** What a run did, counted as it goes, and its progress reports (at most 4 a second). */
+/**
+ * What a run did, counted as it goes, and its progress reports: at most 4 a second (a call at
+ * least 250 ms after the one before, by the injected clock), and one last call at the end of the
+ * run when the state a list ended with could not be told in time.
+ */
 export class Tally {
   readonly #types = new Map<SyncType, TypeTally>();
   readonly failed: SyncFailure[] = [];
@@ -35,6 +39,8 @@ export class Tally {
   readonly #onProgress: ((progress: SyncProgress) => void) | undefined;
   readonly #now: () => number;
   #reportedAt = Number.NEGATIVE_INFINITY;
+  /** A list that ended too soon after the last call to be told: told by the run's last call, unless a later call comes first. */
+  #untold: SyncType | undefined;
   /** What `onProgress` threw: the run stops with it (a record's outcome is never blamed for it). */
   failure: { error: unknown } | undefined;
 
@@ -88,14 +94,23 @@ export class Tally {
 
   #done(type: SyncType, tally: TypeTally): void {
     tally.done++;
-    if (this.#onProgress && this.#now() - this.#reportedAt >= PROGRESS_EVERY_MS) this.progress(type);
+    if (this.#onProgress && this.#now() - this.#reportedAt >= PROGRESS_EVERY_MS) this.#report(type);
   }
 
-  /** Reports where `type` stands now (the end of a list reports whatever the time). */
+  /**
+   * The end of `type`'s list: reported now if the pace allows, else by the run's last call
+   * (`report()`), unless a later call tells a later state first.
+   */
   progress(type: SyncType): void {
     if (!this.#onProgress) return;
+    if (this.#now() - this.#reportedAt >= PROGRESS_EVERY_MS) this.#report(type);
+    else this.#untold = type;
+  }
+
+  #report(type: SyncType): void {
     const now = this.#now();
     this.#reportedAt = now;
+    this.#untold = undefined;
     const t = this.of(type);
     const seconds = (now - t.startedAt) / 1000;
     const perSecond = seconds > 0 ? t.done / seconds : 0;
@@ -123,6 +138,11 @@ export class Tally {
   }
 
   report(runId: string, inDoubt: readonly SyncInDoubt[], refusedRemovals: readonly SyncRefusedRemoval[]): SyncReport {
+    if (this.#untold !== undefined) {
+      this.#report(this.#untold);
+      // As any call's: an onProgress that throws fails the run (whose journal is written by now).
+      if (this.failure) throw this.failure.error;
+    }
     const byType = {} as Record<SyncType, SyncCounts>;
     const sum = { created: 0, updated: 0, unchanged: 0, deactivated: 0 };
     for (const type of ['accounts', 'contacts', 'opportunities', 'activities'] as const) {

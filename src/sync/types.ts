@@ -113,7 +113,10 @@ export interface SyncFailure {
   /**
    * Why: a `CrmValidationError` for a bad record (schema, a key that is empty, repeated, not
    * well-formed or over `MAX_SYNC_KEY_BYTES`, unknown parent),
-   * or the request's error, whose `sideEffects` is `'none'`: nothing was done in the CRM.
+   * or the request's error, whose `sideEffects` is `'none'`: nothing was done in the CRM. A bad
+   * record's error has its message and issues but no stack (the engine's frames tell nothing of
+   * the record), and the records that fail alike share one error object, so that a source whose
+   * every record fails keeps some 100 bytes per record, not an error each.
    */
   readonly error: CrmError;
 }
@@ -208,7 +211,10 @@ export interface SyncReport extends SyncCounts {
   readonly lockTakenOver?: SyncJournalTakeover | undefined;
 }
 
-/** Where a run stands, given to `onProgress` at most 4 times a second, and at the end of each list. */
+/**
+ * Where a run stands, given to `onProgress` at most 4 times a second; a list's end is told then
+ * too, or, when it came too soon after the call before, by the run's one last call.
+ */
 export interface SyncProgress {
   /** The list being synced. */
   readonly type: SyncType;
@@ -237,10 +243,16 @@ export interface SyncProgress {
 export interface SyncRunOptions {
   /**
    * Stops the run: no request is started after it aborts, those in flight are answered and
-   * written down, and `run()` rejects with the signal's reason. A list cut short removes nothing.
+   * written down, and `run()` rejects with the signal's reason. A call not yet sent (waiting for
+   * its `apiKey` function, a `maxConcurrency` slot, its turn at the pace, a retry) is abandoned,
+   * so `run()` settles within the longest request `timeout` in flight, its lock released. A list
+   * cut short removes nothing.
    */
   readonly signal?: AbortSignal | undefined;
-  /** Called with where the run stands, at most 4 times a second (see {@link SyncProgress}). */
+  /**
+   * Called with where the run stands, at most 4 times a second, and at most once more at the end
+   * of the run, to tell where it ended (see {@link SyncProgress}).
+   */
   readonly onProgress?: ((progress: SyncProgress) => void) | undefined;
   /** Requests in flight at most. Default 8. The client's `throttle` paces them. */
   readonly concurrency?: number | undefined;

@@ -435,7 +435,9 @@ async function runResolve({ io, values, help, journalPath }: SyncContext): Promi
   const { crm } = await clientFor(values as ConnectionValues, io, 'tenant');
   const journal = sqliteJournal(journalPath);
   try {
-    await new CrmSync(crm, { journal }).resolve(type, key, absent ? null : (id as string));
+    await new CrmSync(crm, { journal }).resolve(type, key, absent ? null : (id as string), {
+      force: values.force === true,
+    });
   } finally {
     await journal.close();
   }

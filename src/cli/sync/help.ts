@@ -14,7 +14,7 @@ const USAGES: Readonly<Record<SyncCommand, string>> = {
   apply:
     'crm sync apply --journal <path> [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
   status: 'crm sync status --journal <path> [options]',
-  resolve: 'crm sync resolve --journal <path> --type <type> --key <key> (--id <crm-id> | --absent) [options]',
+  resolve: 'crm sync resolve --journal <path> --type <type> --key <key> (--id <crm-id> | --absent [--force]) [options]',
 };
 
 /** Each type's CSV columns, with their types and enum values: from the create commands' schemas. */

@@ -59,6 +59,10 @@ export const syncOptions = {
     key: { type: 'string', value: '<key>', help: "the record's key in the source; required" },
     id: { type: 'string', value: '<crm-id>', help: 'the id the CRM holds the record by' },
     absent: { type: 'boolean', help: 'the record is not in the CRM: the next apply creates it' },
+    force: {
+      type: 'boolean',
+      help: 'with --absent, forget a record that is synced, not in doubt (the next apply creates it again)',
+    },
     ...connectionOptions,
   },
 } as const satisfies Record<string, Record<string, OptionSpec>>;

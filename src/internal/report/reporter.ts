@@ -12,6 +12,7 @@ import type { CrmLogger, CrmRequestLog } from '../../core/log';
 import { AttemptFailure, type Failure, type Waited } from '../call/failure';
 import { type CallState, keepsNoBody, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
+import { onTheWire } from '../call/unsent';
 import { credentialParts, MASK, maskKeyLike, type Redact, redactor } from './redaction';
 
 /** The most of a server's words an error message quotes. */
@@ -114,9 +115,11 @@ export function createReporter(options: TransportOptions): Reporter {
       // What any attempt of the call may have done, as the transport classified each (core/errors.ts).
       const { sideEffects } = call.state;
       const notDone = `Not done within totalTimeout (${settings.totalTimeout} ms), retries included`;
-      if (settings.signal?.aborted) {
+      // A signal that stops a call only before it is sent (call/unsent.ts) did not end an answered attempt.
+      const { signal } = settings;
+      if (signal?.aborted && (failure === undefined || failure.kind === 'queued' || onTheWire(signal)?.aborted)) {
         const queued = failure?.kind === 'queued' && (failure.waiting === 'slot' || failure.waiting === 'pace');
-        return abortErrorOf(settings.signal, where, queued ? ' while queued' : '', sideEffects);
+        return abortErrorOf(signal, where, queued ? ' while queued' : '', sideEffects);
       }
       switch (failure?.kind) {
         case 'http':

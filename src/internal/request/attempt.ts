@@ -1,6 +1,7 @@
 import type { Outcome } from '../call/failure';
 import type { CallState, PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
+import { onTheWire } from '../call/unsent';
 import type { Reporter } from '../report/reporter';
 import type { CallTrace } from '../tracing/trace';
 import type { KeyPacer, Ticket } from '../waiting/pacer';
@@ -45,8 +46,9 @@ export async function attempt(
   trace: CallTrace | undefined,
 ): Promise<Outcome> {
   const { settings, deadline } = request;
-  const { signal } = settings;
-  signal?.throwIfAborted();
+  settings.signal?.throwIfAborted();
+  // Once sent, an attempt is stopped by the signals that stop one on the wire (call/unsent.ts).
+  const signal = onTheWire(settings.signal);
   state.attempts += 1;
   const started = options.logger ? performance.now() : 0;
   const limit = deadline === undefined ? settings.timeout : Math.min(settings.timeout, deadline - Date.now());

@@ -15,6 +15,7 @@ import type {
 } from '../../options';
 import { int, minLength } from '../../schemas/length';
 import type { CallSettings, TransportOptions } from '../call/settings';
+import { isUnsentOnly, onTheWire, unsentOnly } from '../call/unsent';
 import { check } from '../endpoint/check';
 import { valueThat } from '../endpoint/refinement';
 import { sharedPacerOf } from '../waiting/pacer';
@@ -172,8 +173,15 @@ function withoutCredentials(headers: Record<string, string>): Record<string, str
 }
 
 /** Both signals: the client's (or its scope's) and the call's; one `AbortSignal.any()` only when there are two. */
-const both = (base: AbortSignal | undefined, own: AbortSignal | undefined) =>
-  own && base ? AbortSignal.any([base, own]) : (own ?? base);
+function both(base: AbortSignal | undefined, own: AbortSignal | undefined): AbortSignal | undefined {
+  if (!(own && base)) return own ?? base;
+  const combined = AbortSignal.any([base, own]);
+  if (!isUnsentOnly(own)) return combined;
+  // A call's signal that stops it only before it is sent (call/unsent.ts) still does so beside the
+  // client's, which stops it anywhere.
+  const wire = onTheWire(own);
+  return unsentOnly(combined, wire ? AbortSignal.any([base, wire]) : base);
+}
 
 /**
  * `base` with the given options over it; `options` must be checked already. Headers add to the
