@@ -82,6 +82,7 @@ describe('crm sync plan of a large file', () => {
     });
     expect(JSON.parse(lines[ROWS] as string)).toEqual({
       counts: { create: ROWS, update: 0, unchanged: 0, skip: 0, deactivate: 0, blocked: 0, invalid: 0 },
+      refusedRemovals: [],
     });
   });
 
