@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { makeClient } from '../support/capture';
-import { expectRetriesAndProbesOnly, refusedThroughout, type Storm, usePacedClock } from '../support/paced';
+import { expectRetriesAndProbesOnly, refusedThroughout, usePacedClock } from '../support/paced';
 
 /*
  * throttle: 'auto' against a server that accepts nothing (issue 45, 8): its refusals cost each
@@ -11,9 +11,16 @@ usePacedClock();
 // A first retry imports ky, the one real await of a call: loaded before the clock stands.
 beforeAll(() => import('../../src/internal/exchange/ky'));
 
-/** Each call's waits between its requests: more than nothing, and never shorter than the one before. */
-function expectWaitsThatNeverShorten({ byCall }: Storm): void {
-  for (const times of byCall) {
+/**
+ * 50 calls of one client (maxRetries 2) against a server refusing each with `retryAfter`: they
+ * fail with the rate-limit error after their own attempts and the key's probes, and each call's
+ * waits between its requests are more than nothing, never shorter than the one before.
+ */
+async function expectFiftyCallsHeldBack(retryAfter: string | undefined): Promise<void> {
+  const storm = await refusedThroughout([makeClient({ throttle: 'auto', maxRetries: 2 })], 50, retryAfter);
+
+  expectRetriesAndProbesOnly(storm, 2);
+  for (const times of storm.byCall) {
     const waits = times.slice(1).map((at, i) => at - (times[i] as number));
     for (let i = 0; i < waits.length; i++) {
       expect(waits[i]).toBeGreaterThan(0);
@@ -35,10 +42,7 @@ describe("throttle: 'auto' against a server that refuses every request", () => {
       timeout: 60_000,
     },
     async (_, retryAfter) => {
-      const storm = await refusedThroughout([makeClient({ throttle: 'auto', maxRetries: 2 })], 50, retryAfter);
-
-      expectRetriesAndProbesOnly(storm, 2);
-      expectWaitsThatNeverShorten(storm);
+      await expectFiftyCallsHeldBack(retryAfter);
     },
   );
 
@@ -46,10 +50,7 @@ describe("throttle: 'auto' against a server that refuses every request", () => {
   test("no Retry-After: 50 calls fail with the rate-limit error after at most maxRetries + 1 requests each, beside the key's probes a second apart", {
     timeout: 60_000,
   }, async () => {
-    const storm = await refusedThroughout([makeClient({ throttle: 'auto', maxRetries: 2 })], 50, undefined);
-
-    expectRetriesAndProbesOnly(storm, 2);
-    expectWaitsThatNeverShorten(storm);
+    await expectFiftyCallsHeldBack(undefined);
   });
 
   test('answered 100 ms after they arrive, so that several are on their way at once: 50 calls fail after at most maxRetries + 1 requests each, beside the probes', {
