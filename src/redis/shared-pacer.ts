@@ -6,11 +6,12 @@ import { redactor } from '../internal/report/redaction';
 import {
   ACCEPTED,
   BARREN,
+  BARREN_PAUSE_MAX,
   climbed,
-  DEFAULT_PAUSE_MS,
   HOPELESS_MS,
   type KeyPacer,
   PROBE_MS,
+  pauseAfter,
   QUIET_TIMES,
   RAMP_START,
   RATES,
@@ -103,6 +104,16 @@ interface Ended {
 
 type Learned = PaceLearned & { readonly at: number };
 
+/** A phase of a store. */
+interface PhaseOf {
+  readonly store: PaceStore;
+  readonly phase: number;
+}
+
+/** Whether the phase of `ticket` is `last`, or came before it (in the same store). */
+const isIn = (ticket: Ticket, last: PhaseOf | undefined): boolean =>
+  last?.store === ticket.store && last.phase >= ticket.phase;
+
 /** The pace of one credential's calls, shared through a store. */
 export class SharedPacer implements KeyPacer {
   readonly #key: string;
@@ -143,8 +154,18 @@ export class SharedPacer implements KeyPacer {
   #probing = 0;
   #probe: Ticket | undefined;
   #probed = false;
-  /** Phases in a row whose first turn was refused. */
+  /**
+   * Phases in a row in which this process was refused without having heard a request of the phase
+   * accepted (its first turn refused, or its later ones before anything accepted), each counted at
+   * the first refusal heard of it: the pause of a phase it ends grows with them (pauseAfter()), and
+   * the key may be hopeless. (Counted only where the phase's first turn was refused, the processes
+   * given a key's later turns never took a key refused whatever its pace for one, nor paused
+   * longer: four workers' calls were each sent 23 times.)
+   */
   #barren = 0;
+  /** The last phase (and its store) in which a request of this process was accepted, and refused. */
+  #acceptedIn: PhaseOf | undefined;
+  #refusedIn: PhaseOf | undefined;
   /** When a request of the key was last accepted in this process (or the pacer made), and last refused. */
   #acceptedAt = performance.now();
   #refusedAt = Number.NEGATIVE_INFINITY;
@@ -208,8 +229,16 @@ export class SharedPacer implements KeyPacer {
   learned(ticket: Ticket, status: number, headers: Headers, maxRetryAfter: number): void {
     const refusal = isRefusal(status, headers.has('retry-after'));
     const outcome = refusal ? REFUSED : ACCEPTED;
-    if (refusal) this.#refusedAt = performance.now();
-    else this.#acceptedAt = performance.now();
+    if (refusal) {
+      this.#refusedAt = performance.now();
+      if (!isIn(ticket, this.#refusedIn)) {
+        this.#refusedIn = ticket;
+        this.#barren = isIn(ticket, this.#acceptedIn) ? 0 : this.#barren + 1;
+      }
+    } else {
+      this.#acceptedAt = performance.now();
+      if (!isIn(ticket, this.#acceptedIn)) this.#acceptedIn = ticket;
+    }
     // The first request's answer: the calls behind it may go, and the ramp starts.
     if (ticket === this.#probe) {
       this.#probe = undefined;
@@ -227,11 +256,10 @@ export class SharedPacer implements KeyPacer {
     this.#outcomes.set(ticket.turn, outcome);
     if (!refusal) return;
     // The phase is over for this process, whatever the store says: its calls pause, its lease is void.
-    const wait = Math.min(retryAfterMsOf(headers) ?? DEFAULT_PAUSE_MS, maxRetryAfter);
+    const wait = pauseAfter(retryAfterMsOf(headers), maxRetryAfter, this.#barren);
     const { store, phase } = ticket;
     const outcomes = this.#outcomes;
     const sent = this.#sent;
-    this.#barren = ticket.turn === 0 ? this.#barren + 1 : 0;
     this.#pausedUntil = performance.now() + wait;
     this.#phase = -1;
     this.#left = 0;
@@ -263,9 +291,9 @@ export class SharedPacer implements KeyPacer {
   }
 
   /**
-   * Whether the key is refused whatever its pace (BARREN phases in a row refused at their first
-   * turn, and nothing accepted for HOPELESS_MS: a quota used up, a key blocked): its calls then
-   * fail as they would without a pacer, each after its retries (retry/decide.ts), rather than
+   * Whether the key is refused whatever its pace (BARREN phases in a row refused with nothing
+   * accepted, as this process heard them, and nothing accepted for HOPELESS_MS: a quota used up,
+   * a key blocked): its calls then fail as they would without a pacer, each after its retries (retry/decide.ts), rather than
    * waiting for ever, one at a time. It is so while the key is refused: unused for HOPELESS_MS
    * since its last refusal (a worker's next job, the quota renewed), the key is tried again at its
    * pace (see Pacer's).
@@ -273,6 +301,14 @@ export class SharedPacer implements KeyPacer {
   get hopeless(): boolean {
     const now = performance.now();
     return this.#barren >= BARREN && now - this.#acceptedAt >= HOPELESS_MS && now - this.#refusedAt < HOPELESS_MS;
+  }
+
+  /**
+   * See KeyPacer's. The probe is the phase's first turn in the store, whichever process has it: a
+   * process's first turn of each phase, probing too, sent a request a phase for every process.
+   */
+  waitsOut(ticket: Ticket): boolean {
+    return !this.hopeless && (ticket.turn === 0 || isIn(ticket, this.#acceptedIn));
   }
 
   /** Whether nothing waits and no pause is on: a pacer that may be dropped. */
@@ -370,10 +406,11 @@ export class SharedPacer implements KeyPacer {
       return true;
     }
     this.#reserving = true;
-    // A pause longer than this process waits out (its maxRetryAfter), and than the turns a
-    // schedule may hold before it, is no server's answer (a Redis clock stepped back, a foreign
-    // value, another worker's long maxRetryAfter): refused, the key paced in this process.
-    const longest = this.#maxPause + Math.max(1000, (LEASE_MAX * 1000) / pace);
+    // A pause longer than this process waits out (its maxRetryAfter, or the longest after barren
+    // phases: pauseAfter()), and than the turns a schedule may hold before it, is no server's
+    // answer (a Redis clock stepped back, a foreign value, another worker's long maxRetryAfter):
+    // refused, the key paced in this process.
+    const longest = Math.max(this.#maxPause, BARREN_PAUSE_MAX) + Math.max(1000, (LEASE_MAX * 1000) / pace);
     this.#ask(
       () => shared.reserve(this.#key, count, interval),
       (lease) => checkedLease(lease, longest),

@@ -121,7 +121,7 @@ describe('the retry decision', () => {
   });
 
   it("waits out a paced call's refusal at its key's pace, without using up maxRetries", () => {
-    const paced = { ...fresh, paced: { hopeless: false } };
+    const paced = { ...fresh, paced: { waitsOut: true } };
     expect(decide(answer('POST', 429, 1000), paced, half)).toEqual({ retry: true, waitMs: 0, refusal: true });
     expect(decide(answer('POST', 429), { ...paced, retries: 5, refusals: 5 }, half)).toMatchObject({ refusal: true });
     // Its other retries count as usual: two used beside the refusals.
@@ -129,12 +129,12 @@ describe('the retry decision', () => {
   });
 
   it('bounds the refusals a paced call waits out', () => {
-    const paced = { ...fresh, paced: { hopeless: false } };
+    const paced = { ...fresh, paced: { waitsOut: true } };
     expect(decide(answer('GET', 429), { ...paced, retries: 22, refusals: 22 }, half)).toEqual({ retry: false });
   });
 
-  it('counts the refusals of a key refused whatever its pace, as without a pacer', () => {
-    const hopeless = { ...fresh, retries: 2, paced: { hopeless: true } };
+  it("counts the refusals its pacer does not wait out (a key refused whatever its pace, a barren phase's later requests), as without a pacer", () => {
+    const hopeless = { ...fresh, retries: 2, paced: { waitsOut: false } };
     expect(decide(answer('GET', 429), hopeless, half)).toEqual({ retry: false });
   });
 });
@@ -145,7 +145,7 @@ describe('a create redirected to a GET', () => {
     const refusedGet = { ...answer('POST', 429, 0), sideEffects: 'unknown' as const };
     expect(decide(refusedGet, fresh, half)).toEqual({ retry: false });
     expect(decide({ ...answer('POST', 503, 0), sideEffects: 'unknown' }, fresh, half)).toEqual({ retry: false });
-    expect(decide(refusedGet, { ...fresh, paced: { hopeless: false } }, half)).toEqual({ retry: false });
+    expect(decide(refusedGet, { ...fresh, paced: { waitsOut: true } }, half)).toEqual({ retry: false });
   });
 
   it('a GET or PUT redirected is retried as before', () => {

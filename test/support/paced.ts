@@ -3,6 +3,7 @@ import { afterEach, beforeEach, expect, vi } from 'vitest';
 import type { CrmClient } from '../../src/client';
 import type { PaceStore } from '../../src/core/pace-store';
 import { endpoints } from '../../src/endpoints';
+import { CrmRateLimitError } from '../../src/index';
 import { Pacers } from '../../src/internal/waiting/pacer';
 import { ok } from './capture';
 import { urlOf } from './endpoint-paths';
@@ -230,4 +231,63 @@ export function expectPacedByTheBucket({ results, next }: { results: unknown[]; 
       2,
     ),
   ).toBeLessThanOrEqual(1);
+}
+
+/** What a server that refuses everything saw of a job: each call's requests (when they arrived, fake ms). */
+export interface Storm {
+  readonly byCall: readonly (readonly number[])[];
+  readonly total: number;
+  readonly elapsed: number;
+  readonly results: readonly PromiseSettledResult<unknown>[];
+}
+
+/**
+ * `calls` contact creates at once, spread over `clients` (workers of one key), against a server
+ * that answers every request 429 with `Retry-After: retryAfter` (none when undefined), after
+ * `latencyMs`. Runs the fake clock until every call has settled.
+ */
+export async function refusedThroughout(
+  clients: readonly CrmClient[],
+  calls: number,
+  retryAfter: string | undefined,
+  latencyMs = 0,
+): Promise<Storm> {
+  const seen = contactsServer(() => refused(retryAfter), latencyMs);
+  const start = Date.now();
+  const job = Promise.allSettled(
+    Array.from({ length: calls }, (_, i) =>
+      (clients[i % clients.length] as CrmClient).contacts.create({ email: `c${i}@x.io` }),
+    ),
+  );
+  const { settled } = await within(job, 600_000, 250);
+  if (!settled) throw new Error('the calls did not settle within 10 minutes');
+  const results = await job;
+  // The emails are read after the requests were counted: by now, every body has been.
+  await vi.advanceTimersByTimeAsync(0);
+  const byCall = Array.from({ length: calls }, (_, i) =>
+    seen.filter((request) => request.email === `c${i}@x.io`).map((request) => request.at),
+  );
+  return { byCall, total: seen.length, elapsed: Date.now() - start, results };
+}
+
+/**
+ * A key's probes, a few at first, then one a second at most: what a server that accepts nothing
+ * may see beside each call's own attempts, over `elapsedMs`.
+ */
+export const probesWithin = (elapsedMs: number): number => 4 + elapsedMs / 1000;
+
+/**
+ * Asserts what issue 45 (8) asks of a server that accepts nothing: every call fails with the
+ * rate-limit error, and the server saw at most `maxRetries + 1` requests a call, beside the key's
+ * probes (probesWithin() the time the calls took), each call's and all of them together.
+ */
+export function expectRetriesAndProbesOnly(storm: Storm, maxRetries: number): void {
+  const { byCall, total, elapsed, results } = storm;
+  for (const result of results) {
+    expect(result.status).toBe('rejected');
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(CrmRateLimitError);
+  }
+  const probes = probesWithin(elapsed);
+  expect(Math.max(...byCall.map((times) => times.length))).toBeLessThanOrEqual(maxRetries + 1 + probes);
+  expect(total).toBeLessThanOrEqual(byCall.length * (maxRetries + 1) + probes);
 }

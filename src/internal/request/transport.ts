@@ -117,7 +117,7 @@ export class Transport {
           maxRetries: settings.maxRetries,
           maxRetryAfter: settings.maxRetryAfter,
           msLeft: request.deadline === undefined ? undefined : request.deadline - Date.now(),
-          paced: paced && { hopeless: paced.pacer.hopeless },
+          paced: paced && { waitsOut: paced.pacer.waitsOut(paced.ticket) },
         });
         if (!decision.retry) throw failureOf(outcome, this.options.baseUrl);
         if (decision.refusal) refusals += 1;

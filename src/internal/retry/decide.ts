@@ -40,10 +40,11 @@ export interface Tries {
   /** What `totalTimeout` leaves, in ms; undefined without one. */
   readonly msLeft: number | undefined;
   /**
-   * The call is paced (`throttle: 'auto'`), and whether its key is refused whatever its pace
-   * (then its refusals count against maxRetries, as without a pacer).
+   * The call is paced (`throttle: 'auto'`), and whether its pacer waits out this refusal
+   * (`KeyPacer.waitsOut()`); else it counts against maxRetries, as without a pacer: the key
+   * refused whatever its pace, or a request of a phase refused with nothing accepted.
    */
-  readonly paced: { readonly hopeless: boolean } | undefined;
+  readonly paced: { readonly waitsOut: boolean } | undefined;
 }
 
 /** Try again after `waitMs` (a refusal a pacer waits out has none of its own), or stop. */
@@ -61,7 +62,7 @@ export function decide(attempted: Attempted, tries: Tries, random: () => number 
   const { method, status, retryAfterMs } = attempted;
   if (status === undefined && attempted.failed === 'other') return STOP;
   const refusal = isRefusal(status, attempted.retryAfter);
-  const pacedRefusal = refusal && tries.paced !== undefined && !tries.paced.hopeless;
+  const pacedRefusal = refusal && tries.paced?.waitsOut === true;
   if (tries.retries >= tries.maxRetries + (tries.paced ? PACED_REFUSALS : 0)) return STOP;
   if (!pacedRefusal && tries.retries - tries.refusals >= tries.maxRetries) return STOP;
   // A POST or PATCH is repeated only when it provably did nothing, and the failure is one to try
