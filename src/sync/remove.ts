@@ -26,7 +26,7 @@ export function isMaxRemoved(value: unknown): value is SyncMaxRemoved {
 }
 
 /** The most removals of a type `maxRemoved` allows, with `synced` records of it synced. */
-export function removalLimit(maxRemoved: SyncMaxRemoved | undefined, synced: number): number {
+function removalLimit(maxRemoved: SyncMaxRemoved | undefined, synced: number): number {
   if (maxRemoved === undefined) return Math.max(DEFAULT_COUNT, Math.floor((synced * DEFAULT_TENTHS) / 10));
   if (typeof maxRemoved === 'number') return maxRemoved;
   // In integers: 0.57 % of 10,000 is 57, where floating point gives 56.99999999999999.

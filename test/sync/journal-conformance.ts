@@ -55,7 +55,7 @@ const sorted = <T>(items: Iterable<T>, by: (item: T) => string): T[] =>
  * bytes), and keys that differ only where a careless store would fold them: normalisation, case,
  * invisible characters, NUL, the ends of the BMP.
  */
-export const UNICODE_KEYS: readonly string[] = [
+const UNICODE_KEYS: readonly string[] = [
   'a'.repeat(MAX_SYNC_KEY_BYTES),
   '\u00e9'.repeat(MAX_SYNC_KEY_BYTES / 2),
   `${'\u20ac'.repeat((MAX_SYNC_KEY_BYTES - 1) / 3)}a`,
