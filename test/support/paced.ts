@@ -274,7 +274,7 @@ export async function refusedThroughout(
  * A key's probes, a few at first, then one a second at most: what a server that accepts nothing
  * may see beside each call's own attempts, over `elapsedMs`.
  */
-export const probesWithin = (elapsedMs: number): number => 4 + elapsedMs / 1000;
+const probesWithin = (elapsedMs: number): number => 4 + elapsedMs / 1000;
 
 /**
  * Asserts what issue 45 (8) asks of a server that accepts nothing: every call fails with the

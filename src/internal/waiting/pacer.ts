@@ -75,7 +75,7 @@ const CLIMB = 1.1;
 /** How far past a rate found from distorted times (bounds that cross, turns bunched) the pace may climb. */
 const DISTORTED = 1.1;
 /** The wait after a refusal that does not say how long (no `Retry-After`). */
-export const DEFAULT_PAUSE_MS = 1000;
+const DEFAULT_PAUSE_MS = 1000;
 /**
  * The least pause after a phase refused with nothing accepted (barren), doubled with each such
  * phase in a row up to BARREN_PAUSE_MAX, whatever `Retry-After` says: its first turn, the probe,
