@@ -202,7 +202,8 @@ test('a format-1 journal is brought to format 2 when opened: its lock of a pid a
  */
 const DIST = fileURLToPath(new URL('../../dist/sync.js', import.meta.url));
 const CHILD = fileURLToPath(new URL('./lock-child.mjs', import.meta.url));
-const LEASE_MS = 2000;
+// Long enough that a holder process starved of CPU on a busy machine still renews within it.
+const LEASE_MS = 5000;
 
 interface LockProcess {
   readonly child: ChildProcessWithoutNullStreams;
