@@ -51,6 +51,10 @@ try {
       // The README's test snippet imports test and expect from vitest.
       `vitest@${version('vitest')}`,
       `@types/node@${version('@types/node')}`,
+      // The README's queue-worker and proxy snippets, checked against the real packages: a stub of
+      // their types once let a snippet that does not compile in a user's project through.
+      'bullmq@6.7.6',
+      'undici@7.29.1',
     ],
     consumer,
   );

@@ -1,8 +1,7 @@
-// The names README.md's snippets use without defining them: the client and kit a section set up
+// The names README.md's snippets use without defining them: the client a section set up
 // earlier, and your own code and data. A snippet that defines or imports one of them shadows it.
 // A new README section that uses a new free name declares it here (scripts/readme-snippets.mjs).
 import type * as sdk from 'crm-integration-sdk';
-import type * as testing from 'crm-integration-sdk/testing';
 
 interface ErpRecord {
   readonly id: string;
@@ -11,9 +10,6 @@ interface ErpRecord {
 
 declare global {
   // Set up by an earlier snippet.
-  const CrmClient: typeof sdk.CrmClient;
-  type CrmClient = sdk.CrmClient;
-  const createFakeCrm: typeof testing.createFakeCrm;
   const crm: sdk.CrmClient;
   // Your code.
   const vault: { read(path: string): Promise<string> };

@@ -64,3 +64,23 @@ describe('readmeBlocks', () => {
     }
   });
 });
+
+describe("README.md's shared declarations", () => {
+  test("declare none of the SDK's own exports, so that a block using one must import it as a user would", async () => {
+    const root = new URL('../..', import.meta.url).pathname;
+    const globals = readFileSync(join(root, 'test/package/readme-globals.d.ts'), 'utf8');
+    const declared = [...globals.matchAll(/^\s*(?:const|let|function|type|interface|class)\s+(\w+)/gm)].map(
+      (m) => m[1],
+    );
+    const entries = await Promise.all([
+      import('crm-integration-sdk'),
+      import('crm-integration-sdk/testing'),
+      import('crm-integration-sdk/sync'),
+      import('crm-integration-sdk/redis'),
+    ]);
+    const exported = new Set(entries.flatMap((entry) => Object.keys(entry)));
+
+    expect(declared.length).toBeGreaterThan(5);
+    expect(declared.filter((name) => exported.has(name as string))).toEqual([]);
+  });
+});
