@@ -1,8 +1,8 @@
 import type { CrmError } from '../core/errors';
+import { Failures } from './failures';
 import type { SyncType } from './journal';
 import type {
   SyncCounts,
-  SyncFailure,
   SyncInDoubt,
   SyncPlanAction,
   SyncPlanEntry,
@@ -34,7 +34,7 @@ const PROGRESS_EVERY_MS = 250;
  */
 export class Tally {
   readonly #types = new Map<SyncType, TypeTally>();
-  readonly failed: SyncFailure[] = [];
+  readonly #failed = new Failures();
   readonly skipped: SyncSkipped[] = [];
   readonly #onProgress: ((progress: SyncProgress) => void) | undefined;
   readonly #now: () => number;
@@ -81,7 +81,7 @@ export class Tally {
   }
 
   fail(type: SyncType, key: string, error: CrmError): void {
-    this.failed.push({ type, key, error });
+    this.#failed.add(type, key, error);
     const tally = this.of(type);
     tally.failed++;
     this.#done(type, tally);
@@ -159,7 +159,7 @@ export class Tally {
       sum.unchanged += counts.unchanged;
       sum.deactivated += counts.deactivated;
     }
-    return { runId, ...sum, failed: this.failed, inDoubt, skipped: this.skipped, byType, refusedRemovals };
+    return { runId, ...sum, failed: this.#failed.list(), inDoubt, skipped: this.skipped, byType, refusedRemovals };
   }
 }
 
