@@ -1,4 +1,5 @@
 import type { CrmClient } from 'crm-integration-sdk';
+import type * as z from 'zod/mini';
 import {
   CrmApiError,
   CrmAuthenticationError,
@@ -42,6 +43,14 @@ const IN_DOUBT: Blocked = { blocked: 'in doubt' };
 const PLANNED = '\u0000planned';
 
 type ParentId = string | Blocked;
+
+/** The keys a list gave: its repeats, and for the removal guard what it still holds. */
+interface Seen {
+  has(key: string): boolean;
+  add(key: string): void;
+  /** The list is done: its outcomes are all known. */
+  done(): void;
+}
 
 /** The settings of one run or plan, resolved. */
 export interface EngineSettings {
@@ -221,7 +230,7 @@ export class Engine {
       const list = source[kind.type] as SyncList<unknown> | undefined;
       if (list === undefined || list === null) continue;
       if (this.#stopping()) return;
-      const seen = new Set<string>();
+      const seen = this.#keysOf(kind.type);
       this.#tally.begin(kind.type, sizeOf(list));
       for await (const batch of batchesOf(list, this.#options.signal)) {
         if (this.#stopping()) return;
@@ -233,12 +242,38 @@ export class Engine {
       // The list was read to its end: it is complete, and may remove.
       if (this.#options.removed === 'deactivate') await this.#removed(kind, seen);
       await this.#drain();
+      seen.done();
       if (this.#stopping()) return;
       await this.#committer.flush();
       // Contacts left in doubt are looked for before their opportunities go, which then need not wait.
       if (kind.type === 'contacts' && !this.#plan) await this.#settleLate('contacts');
       this.#tally.progress(kind.type);
     }
+  }
+
+  /**
+   * The keys `type`'s list gives, as it reads them. A parent list's are the keys of its ids, held
+   * until the run ends for its children: each key read is there from then on, `FAILED` until its
+   * outcome is known (its children's list comes once every outcome is), so that one Map does
+   * what a Set beside it did again (21 MB more a million keys, issue 45, 7). The ids that settling
+   * records in doubt found before the list are set aside meanwhile, then kept for the keys the
+   * list did not give (`done()`).
+   */
+  #keysOf(type: SyncType): Seen {
+    if (type === 'activities') {
+      const keys = new Set<string>();
+      return { has: (key) => keys.has(key), add: (key) => keys.add(key), done: () => {} };
+    }
+    const before = this.#ids.get(type);
+    const ids = new Map<string, ParentId>();
+    this.#ids.set(type, ids);
+    return {
+      has: (key) => ids.has(key),
+      add: (key) => ids.set(key, FAILED),
+      done: () => {
+        if (before) for (const [key, id] of before) if (!ids.has(key)) ids.set(key, id);
+      },
+    };
   }
 
   #idsOf(type: SyncType): Map<string, ParentId> {
@@ -250,7 +285,7 @@ export class Engine {
     return ids;
   }
 
-  async #batch(kind: Kind, batch: unknown[], seen: Set<string>): Promise<void> {
+  async #batch(kind: Kind, batch: unknown[], seen: Seen): Promise<void> {
     const { type } = kind;
     const ready: { key: string; record: Record<string, unknown>; data: Record<string, unknown> }[] = [];
     const wanted = new Map<SyncType, Set<string>>();
@@ -404,11 +439,19 @@ export class Engine {
     return error;
   }
 
-  /** A record's schema issues, or undefined when it is valid. */
+  /**
+   * A record's schema issues, or undefined when it is valid. Checked through the schema's
+   * Standard Schema `validate()`, which hands zod's issues over as they are: `safeParse()` wraps
+   * them in a ZodError, an Error whose stack V8 captures for each bad record, and a source whose
+   * every record failed its schema peaked some 290 MiB higher for it (bench/failed-memory.mjs).
+   */
   #check(kind: Kind, value: Record<string, unknown>): CrmValidationError | undefined {
-    const result = kind.schema.safeParse(value);
-    if (result.success) return undefined;
-    const issues: CrmValidationIssue[] = issuesOf(result.error as never).map((issue) => ({
+    const result = kind.schema['~standard'].validate(value);
+    // The sync's schemas have no asynchronous check: validate() answers at once.
+    if (result instanceof Promise) throw new TypeError(`The ${kind.noun} schema answered asynchronously`);
+    if (!result.issues) return undefined;
+    // zod's validate() gives its own issues (code, keys), as a ZodError would hold them.
+    const issues: CrmValidationIssue[] = issuesOf(result as { issues: readonly z.core.$ZodIssue[] }).map((issue) => ({
       ...issue,
       field: issue.field ? `data.${issue.field}` : 'data',
       path: ['data', ...issue.path],
@@ -753,7 +796,7 @@ export class Engine {
    * reported. Measured first, sent after (remove.ts): past the limit, or after a record whose key
    * could not be read, none of the type's removals is sent, and the refusal is reported.
    */
-  async #removed(kind: Kind, seen: Set<string>): Promise<void> {
+  async #removed(kind: Kind, seen: Seen): Promise<void> {
     const { type } = kind;
     const { journal, tenant } = this.#s;
     // This run's creates written first, so that the journal's synced records less them are the

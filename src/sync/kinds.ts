@@ -1,4 +1,5 @@
 import type { CrmClient } from 'crm-integration-sdk';
+import type * as z from 'zod/mini';
 import type { RequestOptions } from '../options';
 import { AccountCreateInputSchema } from '../schemas/account';
 import { ActivityCreateInputSchema } from '../schemas/activity';
@@ -26,7 +27,8 @@ export interface Kind {
   /** The singular, for messages. */
   readonly noun: string;
   readonly references: readonly Reference[];
-  readonly schema: { safeParse(value: unknown): { success: boolean; error?: unknown } };
+  /** Its data's schema, checked through its Standard Schema side (Engine.#check). */
+  readonly schema: z.ZodMiniType;
   create(crm: CrmClient, body: Body, options: RequestOptions | undefined): Promise<{ id: string }>;
   /** Undefined where the API cannot update (activities). */
   readonly update:

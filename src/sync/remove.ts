@@ -61,7 +61,7 @@ export async function eachRemoved(
   journal: SyncJournal,
   tenant: string,
   type: SyncType,
-  seen: ReadonlySet<string>,
+  seen: { has(key: string): boolean },
   each: (removed: readonly SyncJournalEntry[]) => boolean | Promise<boolean>,
 ): Promise<number> {
   let synced = 0;

@@ -6,11 +6,15 @@ import { nearest } from './suggest';
 export const NOT_THE_TENANT = 'Not accepted: the client supplies the tenant';
 
 /**
- * zod's issues as the SDK reports them; `skip` drops leading path segments (`body`, `query`).
+ * zod's issues (a ZodError's, or what a schema's `~standard.validate()` gives) as the SDK reports them; `skip` drops leading path segments (`body`, `query`).
  * Given the `options` an object takes, an unknown one is named with the nearest of them, as the
  * CLI names a misspelt flag.
  */
-export function issuesOf(error: z.core.$ZodError, skip = 0, options?: readonly string[]): CrmValidationIssue[] {
+export function issuesOf(
+  error: { readonly issues: readonly z.core.$ZodIssue[] },
+  skip = 0,
+  options?: readonly string[],
+): CrmValidationIssue[] {
   return error.issues.flatMap((issue) => {
     const path = issue.path.slice(skip);
     if (issue.code === 'unrecognized_keys') {
