@@ -94,6 +94,21 @@ describe('CrmSync.run()', () => {
     expect(fake.requests.map((r) => r.endpoint)).toEqual(['updateContact', 'updateContact', 'updateOpportunity']);
   });
 
+  test('a key repeated in a later batch, once its first record is created, still fails as repeated, and its first keeps its id', async () => {
+    const { sync, fake } = await syncHarness();
+    // A list is read in batches of 500: the repeat comes once the first A0 has its id.
+    const accounts = Array.from({ length: 500 }, (_, i) => ({ key: `A${i}`, data: { name: `Account ${i}` } }));
+    const report = await sync.run({
+      accounts: [...accounts, { key: 'A0', data: { name: 'Again' } }],
+      contacts: [{ key: 'C0', accountKey: 'A0', data: { firstName: 'Child' } }],
+    });
+
+    expect(report.created).toBe(501);
+    expect(report.failed.map((f) => [f.key, f.error.message])).toEqual([['A0', expect.stringMatching(/Repeated/)]]);
+    const child = [...fake.store.contacts.values()][0];
+    expect(child?.accountId).toBe(await sync.idOf('accounts', 'A0'));
+  });
+
   test('bad records are failed entries that send nothing, and the others go on', async () => {
     const { sync, sent } = await syncHarness();
     const report = await sync.run({

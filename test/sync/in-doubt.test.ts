@@ -119,6 +119,28 @@ describe('records in doubt', () => {
     expect(count(fake.store.accounts.values(), () => true)).toBe(2);
   });
 
+  test("an account recreated at the start of a run and refused, gone from its list, blocks its contacts as failed: its list's keys do not hide what settling it found", async () => {
+    const { sync, fake, sent } = await syncHarness();
+    fake.failNext({ endpoint: 'createAccount', applied: true, drop: true });
+    await sync.run({ accounts: [{ key: 'A0', data: { name: 'Lost' } }] });
+    sent();
+
+    fake.failNext({ endpoint: 'createAccount', status: 409 });
+    const report = await sync.run(
+      {
+        accounts: [{ key: 'A1', data: { name: 'Other' } }],
+        contacts: [{ key: 'C0', accountKey: 'A0', data: { email: 'c0@example.test', firstName: 'C' } as never }],
+      },
+      { inDoubt: 'recreate' },
+    );
+
+    expect(sent()).toEqual(['POST createAccount', 'POST createAccount']);
+    expect(report.failed.map((f) => `${f.type} ${f.key} ${f.error.sideEffects}`)).toEqual(['accounts A0 none']);
+    expect(report.skipped).toEqual([
+      { type: 'contacts', key: 'C0', reason: expect.stringMatching(/^its account "A0" failed/) },
+    ]);
+  });
+
   test('a create refused 4xx did nothing: it is failed, and the next run creates it', async () => {
     const { sync, fake, journal } = await syncHarness();
     await sync.run({ accounts: [{ key: 'A0', data: { name: 'First' } }] });
