@@ -392,7 +392,10 @@ function writeResults() {
   ];
   // Each row beside its figure in the results this run replaces (bench/before.mjs).
   const file = new URL('./RESULTS.md', import.meta.url);
-  writeFileSync(file, withBefore(lines.join('\n'), existsSync(file) ? readFileSync(file, 'utf8') : ''));
+  const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  // The sections kept by hand after the table (benches not run here, such as failed-memory.mjs) stay.
+  const kept = previous.indexOf('\n## ');
+  writeFileSync(file, withBefore(lines.join('\n'), previous) + (kept === -1 ? '' : previous.slice(kept)));
   say('\nwrote bench/RESULTS.md');
 }
 
