@@ -108,7 +108,9 @@ describe('settling a record in doubt never adopts another key', () => {
 
     const report = await sync.run({}, { inDoubt: 'recreate' });
     expect(sent()).toEqual(['GET listContacts']);
-    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'ada', sent: { email: 'ada@example.test', firstName: 'Ada' } }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'contacts', key: 'ada', sent: { email: 'ada@example.test', firstName: 'Ada' } },
+    ]);
     expect(report.created).toBe(0);
     expect(await sync.idOf('contacts', 'ada')).toBeUndefined();
   });
@@ -137,7 +139,9 @@ describe('settling a record in doubt never adopts another key', () => {
 
     const report = await sync.run({});
     expect(sent()).toEqual(['GET listContacts']);
-    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'K2', sent: { email: 'ada@example.test', firstName: 'Ada' } }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'contacts', key: 'K2', sent: { email: 'ada@example.test', firstName: 'Ada' } },
+    ]);
     expect(await sync.idOf('contacts', 'K2')).toBeUndefined();
   });
 });
@@ -226,7 +230,11 @@ describe('activities that cannot be looked for', () => {
         key: 'N',
         requestId: expect.any(String),
         // What to search the CRM by: the date the sync stamped is among it.
-        sent: expect.objectContaining({ relatedToType: 'account', relatedToId: account.id, activityDate: expect.any(String) }),
+        sent: expect.objectContaining({
+          relatedToType: 'account',
+          relatedToId: account.id,
+          activityDate: expect.any(String),
+        }),
       },
     ]);
     const plan = await sync.plan({ activities: [{ key: 'N', data: accountNote(account.id) as never }] });
@@ -289,7 +297,9 @@ describe('look-ups and the run', () => {
     const report = await sync.run({ accounts: [{ key: 'B', data: { name: 'Other' } }] }, { inDoubt: 'recreate' });
 
     expect(sent()).toEqual(['GET listContacts', 'POST createAccount']);
-    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'ada', sent: { email: 'ada@example.test', firstName: 'Ada' } }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'contacts', key: 'ada', sent: { email: 'ada@example.test', firstName: 'Ada' } },
+    ]);
   });
 
   test('a first look-up refused 401 stops the run before anything is sent', async () => {
