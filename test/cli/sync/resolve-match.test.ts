@@ -55,7 +55,10 @@ describe('a load killed twice, with answers lost, settled by one resolve --match
 
     // Each run after a kill waits out the killed run's lease (30 s): two kills keep the test under two minutes.
     for (const after of [60, 170]) {
-      const child = spawn(process.execPath, [CRM_BIN, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [CRM_BIN, ...args], {
+        env: { PATH: process.env.PATH, ...env },
+        stdio: 'ignore',
+      });
       const exited = new Promise((resolve) => child.on('exit', resolve));
       while (creates() < after && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 5));
       child.kill('SIGKILL');
@@ -75,7 +78,10 @@ describe('a load killed twice, with answers lost, settled by one resolve --match
     const dry = await runCrm([...match, '--absent-if-missing', '--json'], env);
     expect(dry.stderr).toBe('');
     expect(dry.code).toBe(0);
-    const dryLines = dry.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const dryLines = dry.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(dryLines.at(-1)).toMatchObject({ inDoubt: inDoubt.length, stillInDoubt: 0, applied: false });
     expect(dryLines.filter((l) => l.action === 'absent').length).toBeGreaterThanOrEqual(2);
     expect(await pending(journal)).toHaveLength(inDoubt.length);
@@ -90,7 +96,8 @@ describe('a load killed twice, with answers lost, settled by one resolve --match
     expect(finished.stderr).toBe('');
     expect(finished.code).toBe(0);
     const names = new Map<string, number>();
-    for (const account of server.fake.store.accounts.values()) names.set(String(account.name), (names.get(String(account.name)) ?? 0) + 1);
+    for (const account of server.fake.store.accounts.values())
+      names.set(String(account.name), (names.get(String(account.name)) ?? 0) + 1);
     expect(server.fake.store.accounts.size).toBe(n);
     expect([...names.values()].every((times) => times === 1)).toBe(true);
     const status = await runCrm(['sync', 'status', '--journal', journal, '--json'], env);
