@@ -9,7 +9,7 @@ import type { SyncContext } from './context';
 import { SourceError, shown } from './source-error';
 
 /** The rows of a `--from` file, with the line of each (the header is line 1). */
-export interface ResolutionRows {
+interface ResolutionRows {
   readonly records: readonly SyncResolution[];
   readonly lines: readonly number[];
 }
@@ -113,7 +113,7 @@ function ndjsonRows(text: string, file: string): ResolutionRows {
  * CRM. `.csv` is CSV, `.ndjson`, `.jsonl` and `.json` NDJSON, and any other file is NDJSON when
  * it starts with `{`. A row that cannot be read is a {@link SourceError} at its line.
  */
-export async function readResolutions(file: string): Promise<ResolutionRows> {
+async function readResolutions(file: string): Promise<ResolutionRows> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

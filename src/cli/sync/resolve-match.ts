@@ -151,6 +151,41 @@ interface Decided {
   readonly taken: readonly { readonly crmId: string; readonly key: string }[];
 }
 
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T/;
+const textKey = (value: unknown): string | undefined =>
+  typeof value === 'string' && !DATE_TIME.test(value.trim()) && value.trim() !== ''
+    ? value.normalize('NFC').trim()
+    : undefined;
+
+/**
+ * The candidates that hold a seeker's fields, found through an index of the first identifying
+ * field it sent as text (compared as trimmed text, names already in lower case): thousands of
+ * records not adopted, each compared with thousands of rows, took seconds.
+ */
+function matcher(candidates: readonly Candidate[], identifying: readonly string[]): (seeker: Seeker) => Candidate[] {
+  const indexes = new Map<string, Map<string, Candidate[]>>();
+  const indexOf = (field: string) => {
+    let index = indexes.get(field);
+    if (index) return index;
+    index = new Map();
+    indexes.set(field, index);
+    for (const candidate of candidates) {
+      const key = textKey(candidate.record[field]);
+      if (key === undefined) continue;
+      const same = index.get(key) ?? [];
+      index.set(key, same);
+      same.push(candidate);
+    }
+    return index;
+  };
+  return (seeker) => {
+    const field = identifying.find((f) => textKey(seeker.fields[f]) !== undefined);
+    const among =
+      field === undefined ? candidates : (indexOf(field).get(textKey(seeker.fields[field]) as string) ?? []);
+    return among.filter((c) => holds(c.record, seeker.fields));
+  };
+}
+
 /** The journal's keys of the CRM ids it maps, for one type: one pass over its entries. */
 async function mappedIds(journal: SyncJournal, tenant: string, type: SyncType): Promise<Map<string, string>> {
   const mapped = new Map<string, string>();
@@ -196,7 +231,7 @@ function decide(
   const candidates = candidatesOf(exported, allFields);
   const free = candidates.filter((c) => !mapped.has(c.id));
   const found = assign([...seekers.values()], free);
-  const matchesOf = (seeker: Seeker) => candidates.filter((c) => holds(c.record, seeker.fields));
+  const matchesOf = matcher(candidates, identifying);
   const decided: Decided[] = [];
   for (const entry of pending) {
     const seeker = seekers.get(entry);
