@@ -1,3 +1,4 @@
+import { SENT_FIELDS } from '../../sync/sent';
 import { columns, optionRows, typeOf } from '../help';
 import { columnsOf, SOURCE_TYPES } from './columns';
 import { type SyncCommand, syncOptions } from './options';
@@ -58,7 +59,9 @@ rows on the fields that were sent and that the export has a column of (named as 
 them), trimmed, names and emails without regard to case, numbers and dates by value. One match: it
 is settled to that id; none: it stays in doubt, or is settled absent with --absent-if-missing (an
 export may be partial); several: it stays in doubt, listed. An id the journal maps to another key
-is never taken. A dry run unless --apply. Exit 9 while records stay in doubt, 0 when none.`;
+is never taken. A dry run unless --apply. Exit 9 while records stay in doubt, 0 when none.
+A record must have one of its type's identifying fields among the export's columns:
+${SOURCE_TYPES.map((type) => `  ${type}: ${SENT_FIELDS[type].join(', ')}`).join('\n')}`;
 
 /** `crm sync --help`: the commands, the sources and every type's columns. */
 export const syncHelp = (): string =>
