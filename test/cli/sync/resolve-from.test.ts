@@ -141,7 +141,12 @@ describe('crm sync resolve --match', () => {
     const { journal } = await inDoubt();
     // Someone typed Gamma into the CRM a second time: K2 cannot be told.
     server.fake.store.insertAccount({ name: 'Gamma' });
-    const exported = server.fake.store.exportCsv('accounts').replace('Alpha', '  ALPHA ').replace(/Beta/, 'beta');
+    // A CRM's export: its header in its own case, names retyped in another case and with spaces.
+    const exported = server.fake.store
+      .exportCsv('accounts')
+      .replace(',name,', ',Name,')
+      .replace('Alpha', '  ALPHA ')
+      .replace(/Beta/, 'beta');
     const file = fixture.file('export.csv', exported);
     const match = ['sync', 'resolve', '--journal', journal, '--match', file, '--type', 'accounts'];
 
