@@ -16,20 +16,25 @@ export interface SyncResolution {
 /** The most refusals one error lists: a file of 100,000 wrong rows does not make a message of 100,000 lines. */
 const MOST_REFUSALS = 100;
 
-/** The entries the journal holds of `records`' keys, by type and key, read 1,000 keys at a time. */
-async function entriesOf(
-  journal: SyncJournal,
-  tenant: string,
-  records: readonly SyncResolution[],
-): Promise<Map<string, SyncJournalEntry>> {
+/** The keys of `records`, by type. */
+function byTypeOf(records: readonly SyncResolution[]): Map<SyncType, string[]> {
   const byType = new Map<SyncType, string[]>();
   for (const { type, key } of records) {
     const keys = byType.get(type) ?? [];
     byType.set(type, keys);
     keys.push(key);
   }
+  return byType;
+}
+
+/** The entries the journal holds of `records`' keys, by type and key, read 1,000 keys at a time. */
+async function entriesOf(
+  journal: SyncJournal,
+  tenant: string,
+  records: readonly SyncResolution[],
+): Promise<Map<string, SyncJournalEntry>> {
   const held = new Map<string, SyncJournalEntry>();
-  for (const [type, keys] of byType) {
+  for (const [type, keys] of byTypeOf(records)) {
     for (let i = 0; i < keys.length; i += 1000) {
       for (const [key, entry] of await journal.get(tenant, type, keys.slice(i, i + 1000))) {
         held.set(JSON.stringify([type, key]), entry);
@@ -146,11 +151,29 @@ export async function resolveMany(
     for (const [crmId, key] of await keysOfIds(journal, tenant, type, ids))
       mappedTo.set(JSON.stringify([type, crmId]), key);
   }
+  // A shared journal takes no lock: a key under another run's live claim is being created now.
+  const claimed = new Set<string>();
+  if (journal.claims) {
+    for (const [type, keys] of byTypeOf(records)) {
+      for (let i = 0; i < keys.length; i += 1000) {
+        const held = await journal.claims.held(tenant, runId, type, keys.slice(i, i + 1000));
+        for (const key of held.keys()) claimed.add(JSON.stringify([type, key]));
+      }
+    }
+  }
   const put: SyncJournalEntry[] = [];
   const remove: { type: SyncType; key: string }[] = [];
   records.forEach(({ type, key, crmId }, i) => {
     const entry = held.get(JSON.stringify([type, key]));
     const inDoubt = entry?.state === 'sending' || entry?.state === 'inDoubt';
+    if (claimed.has(JSON.stringify([type, key]))) {
+      refuse(
+        i,
+        'key',
+        `${type} ${shown(key)} is being created by a live run (its claim holds): settle it once that run is done`,
+      );
+      return;
+    }
     if (crmId !== null) {
       const holder = mappedTo.get(JSON.stringify([type, crmId]));
       if (holder !== undefined && holder !== key) {

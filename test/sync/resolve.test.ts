@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { CrmValidationError } from '../../src/core/errors';
-import { syncHarness } from '../support/sync';
+import { memoryJournal } from '../../src/sync/memory-journal';
+import { syncHarness, withClaims } from '../support/sync';
 
 /* sync.resolve(): settling as absent a record the CRM holds is a slip, refused without force (issue 45, 7). */
 
@@ -169,4 +170,38 @@ describe('sync.resolve(records)', () => {
     ]);
     await expect(sync.resolve('not an array' as never)).rejects.toThrow(CrmValidationError);
   });
+});
+
+test("sync.resolve(records) on a shared journal refuses a key another live run's claim holds: it is being created now", async () => {
+  const store = memoryJournal();
+  const { sync, fake } = await syncHarness({
+    journal: withClaims(store, {
+      held: async (_tenant, _runId, _type, keys) =>
+        new Map(keys.filter((k) => k === 'M1').map((k) => [k, Date.now() + 30_000])),
+    }),
+  });
+  await store.open();
+  const sending = {
+    state: 'sending' as const,
+    crmId: undefined,
+    hash: 'h',
+    data: '{"name":"Many 1"}',
+    attemptedAt: undefined,
+    requestId: undefined,
+    runId: 'run_other',
+  };
+  await store.write(fake.tenantId, {
+    put: [
+      { type: 'accounts', key: 'M0', ...sending, runId: 'run_dead' },
+      { type: 'accounts', key: 'M1', ...sending },
+    ],
+  });
+
+  await expect(
+    sync.resolve([
+      { type: 'accounts', key: 'M0', crmId: 'acc_0' },
+      { type: 'accounts', key: 'M1', crmId: 'acc_1' },
+    ]),
+  ).rejects.toThrow(/\[1\]\.key: accounts "M1" is being created by a live run/);
+  expect((await store.get(fake.tenantId, 'accounts', ['M0'])).get('M0')?.state).toBe('sending');
 });

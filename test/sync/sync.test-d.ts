@@ -3,10 +3,10 @@ import type { CrmClient, CrmError } from '../../src/index';
 import {
   CrmSync,
   memoryJournal,
+  type SyncInDoubt,
   type SyncJournal,
   type SyncPlan,
   type SyncPlanEntry,
-  type SyncInDoubt,
   type SyncReport,
   type SyncResolution,
   type SyncSentFields,
