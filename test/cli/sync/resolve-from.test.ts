@@ -41,6 +41,23 @@ async function inDoubt(names: readonly string[] = ['Gamma', 'Delta', 'Epsilon'])
   return { journal, args };
 }
 
+describe('crm sync status', () => {
+  it('lists each record in doubt with the identifying fields sent, on a terminal and in --json', async () => {
+    const { journal } = await inDoubt();
+    const text = await runInProcess(['sync', 'status', '--journal', journal], env, { stdout: true, stderr: true });
+    expect(text.stdout).toMatch(/^ {4}accounts K0 \{name "Alpha"\}: its answer was lost$/m);
+    expect(text.stdout).toMatch(/--match <export.csv> settles many at once/);
+    const json = await runCrm(['sync', 'status', '--journal', journal, '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      inDoubt: [
+        { type: 'accounts', key: 'K0', sent: { name: 'Alpha' } },
+        { type: 'accounts', key: 'K1', sent: { name: 'Beta' } },
+        { type: 'accounts', key: 'K2', sent: { name: 'Gamma' } },
+      ],
+    });
+  });
+});
+
 describe('crm sync resolve --from', () => {
   it('settles every row of a CSV in one change: ids, "absent" and an empty id; the next apply creates only the absent', async () => {
     const { journal, args } = await inDoubt();
