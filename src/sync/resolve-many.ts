@@ -192,7 +192,13 @@ export async function resolveMany(
       refuse(
         i,
         'crmId',
-        `${type} ${shown(key)} is ${state}, not in doubt: settling it would ${crmId === null ? 'have the next run create it a second time' : 'map it to another CRM record'}; force (crm sync resolve --force) does it anyway`,
+        `${type} ${shown(key)} is ${state}, not in doubt: ${
+          entry === undefined
+            ? 'no run sent it'
+            : crmId === null
+              ? 'settled absent, the next run would create it a second time'
+              : 'settled, it would be mapped to another CRM record'
+        }; force (crm sync resolve --force) does it anyway`,
       );
       return;
     }

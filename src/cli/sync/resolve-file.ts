@@ -154,12 +154,15 @@ export async function resolveFromFile({ io, values, help }: SyncContext, sync: C
   } catch (error) {
     if (!(error instanceof CrmValidationError)) throw error;
     const refused = error.issues.filter((issue) => typeof issue.path[0] === 'number');
-    // Past the first refusals, the SDK says how many more in an issue of no index.
-    const more = error.issues.filter((issue) => typeof issue.path[0] !== 'number').map((issue) => issue.message);
+    // Past its first refusals, the SDK counts the rest in an issue of no index.
+    const beyond = error.issues
+      .filter((issue) => typeof issue.path[0] !== 'number')
+      .reduce((n, issue) => n + Number(/(\d+) more/.exec(issue.message)?.[1] ?? 0), 0);
     const said = refused
       .slice(0, SHOWN_REFUSALS)
       .map((issue) => `${file}:${lines[issue.path[0] as number] ?? '?'}: ${issue.message}`);
-    if (refused.length > SHOWN_REFUSALS) more.unshift(`and ${refused.length - SHOWN_REFUSALS} more`);
+    const rest = refused.length - said.length + beyond;
+    const more = rest > 0 ? [`… and ${rest} more rows refused`] : [];
     io.stderr.write(`${[...said, ...more].join('\n')}\n`);
     throw new UsageError(`--from ${file}: rows refused; nothing of the file was applied`, help);
   }

@@ -91,6 +91,7 @@ describe('crm sync resolve --from', () => {
     expect(run.stderr).toMatch(new RegExp(`${from}:3: accounts "K3" is synced`));
     expect(run.stderr).toMatch(new RegExp(`${from}:5: accounts "nobody" is not in the journal`));
     expect(run.stderr).toMatch(/nothing of the file was applied/);
+    expect(run.stderr).not.toMatch(/more rows refused/);
     expect(await pendingKeys(journal)).toEqual(['K0', 'K1', 'K2']);
   });
 
@@ -151,6 +152,17 @@ describe('crm sync resolve --from', () => {
       expect([run.code, run.stderr]).toEqual([2, expect.stringMatching(message)]);
     }
   });
+});
+
+it('--from with more refused rows than it shows says how many more, in one line', async () => {
+  const { journal } = await inDoubt();
+  const rows = Array.from({ length: 130 }, (_, i) => `accounts,nobody${i},acc_${i}`);
+  const from = fixture.file('many.csv', `type,key,crmId\n${rows.join('\n')}\n`);
+  const run = await runCrm(['sync', 'resolve', '--journal', journal, '--from', from], env);
+  expect(run.code).toBe(2);
+  expect(run.stderr.match(/^.*many\.csv:\d+: /gm)).toHaveLength(50);
+  expect(run.stderr).toMatch(/^… and 80 more rows refused$/m);
+  expect(await pendingKeys(journal)).toEqual(['K0', 'K1', 'K2']);
 });
 
 describe('crm sync resolve --match', () => {
