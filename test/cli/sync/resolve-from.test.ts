@@ -239,6 +239,43 @@ describe('crm sync resolve --match', () => {
     expect(server.fake.store.accounts.size).toBe(2);
   });
 
+  it('compares numbers and dates by value: an opportunity exported with "5000.00" and its date in another zone is the one sent', async () => {
+    const journal = join(dir, 'j.db');
+    const accounts = fixture.file('a.csv', 'key,name\nA,Acme\n');
+    const deals = fixture.file(
+      'd.csv',
+      'key,accountKey,name,amount,expectedCloseDate\nD1,A,Renewal,5000,2026-03-01T09:00:00Z\nD2,A,Renewal,7000,2026-03-01T09:00:00Z\n',
+    );
+    const args = ['sync', 'apply', '--journal', journal, '--accounts', accounts, '--opportunities', deals];
+    expect((await runCrm(['sync', 'apply', '--journal', journal, '--accounts', accounts], env)).code).toBe(0);
+    server.fake.failNext({ endpoint: 'createOpportunity', applied: true, drop: true, times: 2 });
+    expect((await runCrm(args, env)).code).toBe(9);
+    // As a CRM's report may show them: amounts with decimals, date-times in another zone and form.
+    const exported = server.fake.store
+      .exportCsv('opportunities')
+      .replace(',5000,', ',5000.00,')
+      .replaceAll('2026-03-01T09:00:00Z', '2026-03-01T10:00:00.000+01:00');
+    expect(exported).toContain('5000.00');
+    const file = fixture.file('export.csv', exported);
+    const run = await runCrm(
+      ['sync', 'resolve', '--journal', journal, '--match', file, '--type', 'opportunities', '--apply'],
+      env,
+    );
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const byAmount = (amount: number) =>
+      [...server.fake.store.opportunities.values()].find((o) => o.amount === amount)?.id;
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.slice(0, 2)).toEqual([
+      expect.objectContaining({ key: 'D1', action: 'settle', crmId: byAmount(5000) }),
+      expect.objectContaining({ key: 'D2', action: 'settle', crmId: byAmount(7000) }),
+    ]);
+    expect((await runCrm(args, env)).code).toBe(0);
+    expect(server.fake.store.opportunities.size).toBe(2);
+  });
+
   it('refuses an export without an id column, without a column that identifies the type, or with an id twice', async () => {
     const { journal } = await inDoubt();
     const match = (file: string) => ['sync', 'resolve', '--journal', journal, '--match', file, '--type', 'accounts'];
