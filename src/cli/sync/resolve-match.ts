@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import type { CrmSync, SyncJournal, SyncJournalEntry, SyncResolution, SyncType } from '../../sync';
 import { SENT_FIELDS, sentOf } from '../../sync/sent';
 import { assign, type Candidate, holds, type Seeker, stampedDate } from '../../sync/settle';
@@ -52,58 +52,67 @@ function sentValueOf(field: string, value: unknown): unknown {
 }
 
 /**
- * Reads the export: a CSV with a header, one column `id` (or `crmId`) and others named as the API
- * names the fields (case aside). Columns of no field sent are ignored. A repeated id is refused
- * with its line: the export would not say which row is the record.
+ * Reads the export, as a stream: a CSV with a header, one column `id` (or `crmId`) and others
+ * named as the API names the fields (case aside). Of each row it keeps the id and the cells of
+ * the columns `keep` accepts (the fields sent of the records in doubt), so that an export of a
+ * million rows and many columns holds a few strings a row. A repeated id is refused with its
+ * line: the export would not say which row is the record.
  */
-async function readExport(file: string, help: string): Promise<Export> {
-  let text: string;
+async function readExport(file: string, help: string, keep: (column: string) => boolean): Promise<Export> {
+  const { parse } = await import('csv-parse');
+  const input = createReadStream(file);
+  const parser = parse({ bom: true, skip_empty_lines: true, info: true, max_record_size: 64 * 1024 * 1024 });
+  input.on('error', (error) => parser.destroy(error));
+  input.pipe(parser);
+  let names: string[] | undefined;
+  let at = -1;
+  let kept: number[] = [];
+  const rows: Candidate[] = [];
+  const lineOf = new Map<string, number>();
   try {
-    text = await readFile(file, 'utf8');
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      if (!names) {
+        names = record.map((name) => name.trim());
+        const idAt = names.findIndex((name) => name.toLowerCase() === 'id');
+        at = idAt >= 0 ? idAt : names.findIndex((name) => name.toLowerCase() === 'crmid');
+        if (at < 0)
+          throw new SourceError(file, 1, undefined, 'the export has no "id" column: the CRM id of each record');
+        kept = names.flatMap((name, i) => (i !== at && keep(name) ? [i] : []));
+        continue;
+      }
+      const id = (record[at] ?? '').trim();
+      if (id === '') continue;
+      const first = lineOf.get(id);
+      if (first !== undefined) {
+        throw new SourceError(
+          file,
+          info.lines,
+          at + 1,
+          `the id ${JSON.stringify(valueText(id))} is on line ${first} too`,
+        );
+      }
+      lineOf.set(id, info.lines);
+      const cells: Record<string, unknown> = {};
+      for (const i of kept) cells[names[i] as string] = record[i] ?? '';
+      rows.push({ id, scope: '', record: cells });
+    }
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
+    if (error instanceof SourceError) throw error;
+    const { code, lines } = error as { code?: unknown; lines?: unknown };
+    // csv-parse's errors say their line; a file that cannot be read (ENOENT, EISDIR) does not.
+    if (typeof lines === 'number') throw new SourceError(file, lines, undefined, 'not valid CSV');
     throw new SourceError(
       file,
       undefined,
       undefined,
       `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
     );
+  } finally {
+    input.unpipe(parser);
+    input.destroy();
+    parser.destroy();
   }
-  const { parse } = await import('csv-parse/sync');
-  let parsed: { record: string[]; info: { lines: number } }[];
-  try {
-    parsed = parse(text, { bom: true, skip_empty_lines: true, info: true }) as never;
-  } catch (error) {
-    const { lines } = error as { lines?: unknown };
-    throw new SourceError(file, typeof lines === 'number' ? lines : undefined, undefined, 'not valid CSV');
-  }
-  const [header, ...records] = parsed;
-  if (!header) throw new UsageError(`--match ${file}: the file is empty: an export starts with its header`, help);
-  const names = header.record.map((name) => name.trim());
-  const idAt = names.findIndex((name) => name.toLowerCase() === 'id');
-  const at = idAt >= 0 ? idAt : names.findIndex((name) => name.toLowerCase() === 'crmid');
-  if (at < 0) throw new SourceError(file, 1, undefined, 'the export has no "id" column: the CRM id of each record');
-  const rows: Candidate[] = [];
-  const lineOf = new Map<string, number>();
-  for (const { record, info } of records) {
-    const id = (record[at] ?? '').trim();
-    if (id === '') continue;
-    const first = lineOf.get(id);
-    if (first !== undefined) {
-      throw new SourceError(
-        file,
-        info.lines,
-        at + 1,
-        `the id ${JSON.stringify(valueText(id))} is on line ${first} too`,
-      );
-    }
-    lineOf.set(id, info.lines);
-    const cells: Record<string, unknown> = {};
-    names.forEach((name, i) => {
-      if (i !== at) cells[name] = record[i] ?? '';
-    });
-    rows.push({ id, scope: '', record: cells });
-  }
+  if (!names) throw new UsageError(`--match ${file}: the file is empty: an export starts with its header`, help);
   return { rows, fields: new Set(names.filter((_, i) => i !== at)) };
 }
 
@@ -220,7 +229,12 @@ function decide(
   const byLower = new Map([...exported.fields].map((f) => [f.toLowerCase(), f]));
   for (const entry of pending) {
     const fields: Record<string, unknown> = {};
-    for (const [field, value] of Object.entries(sentData(entry))) {
+    // The identifying fields first: the matching indexes the rows by a seeker's first field
+    // compared exactly, and an account's industry, shared by thousands, made every row a match to check.
+    const sent = sentData(entry);
+    const order = [...identifying.filter((f) => Object.hasOwn(sent, f)), ...Object.keys(sent)];
+    for (const field of new Set(order)) {
+      const value = sent[field];
       if (!byLower.has(field.toLowerCase())) continue;
       fields[field] = sentValueOf(field, value);
       allFields.add(field);
@@ -290,7 +304,12 @@ export async function resolveByMatch(
   type: SyncType,
   file: string,
 ): Promise<number> {
-  const exported = await readExport(file, help);
+  const tenant = sync.toJSON().tenantId;
+  await journal.open();
+  const pending = (await journal.pending(tenant)).filter((entry) => entry.type === type);
+  // Of the export, only the columns of fields sent are kept.
+  const sentFields = new Set(pending.flatMap((entry) => Object.keys(sentData(entry)).map((f) => f.toLowerCase())));
+  const exported = await readExport(file, help, (column) => sentFields.has(column.toLowerCase()));
   const lower = new Set([...exported.fields].map((f) => f.toLowerCase()));
   if (!SENT_FIELDS[type].some((field) => lower.has(field.toLowerCase()))) {
     throw new UsageError(
@@ -298,9 +317,6 @@ export async function resolveByMatch(
       help,
     );
   }
-  const tenant = sync.toJSON().tenantId;
-  await journal.open();
-  const pending = (await journal.pending(tenant)).filter((entry) => entry.type === type);
   const mapped = await mappedIds(journal, tenant, type);
   const decided = decide(pending, exported, mapped, values['absent-if-missing'] === true, type);
   const settled = decided.flatMap(({ entry, outcome }): SyncResolution[] =>

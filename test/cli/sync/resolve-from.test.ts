@@ -280,11 +280,16 @@ describe('crm sync resolve --match', () => {
     const { journal } = await inDoubt();
     const match = (file: string) => ['sync', 'resolve', '--journal', journal, '--match', file, '--type', 'accounts'];
     for (const [name, text, message] of [
+      ['empty.csv', '', /empty.csv: the file is empty/],
       ['noid.csv', 'name\nAlpha\n', /noid.csv:1: the export has no .{1,2}id.{1,2} column/],
       ['noname.csv', 'id,industry\nacc_1,Retail\n', /none of the columns that identify accounts \(name\)/],
       ['twice.csv', 'id,name\nacc_1,A\nacc_1,B\n', /twice.csv:3:1: the id .{1,2}acc_1.{1,2} is on line 2 too/],
+      ['quote.csv', 'id,name\nacc_1,"A\n', /quote.csv:\d+: not valid CSV/],
+      ['short.csv', 'id,name\nacc_1\n', /short.csv:2: not valid CSV/],
+      ['gone.csv', '', /gone.csv: cannot read the file \(ENOENT\)/],
     ] as const) {
-      const run = await runCrm(match(fixture.file(name, text)), env);
+      const path = name === 'gone.csv' ? join(dir, name) : fixture.file(name, text);
+      const run = await runCrm(match(path), env);
       expect([run.code, run.stderr]).toEqual([2, expect.stringMatching(message)]);
     }
     expect(await pendingKeys(journal)).toEqual(['K0', 'K1', 'K2']);
