@@ -5,6 +5,7 @@ import type { SyncJournal, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { SYNC_TYPES } from './kinds';
 import { isMaxRemoved } from './remove';
+import { checkResolutions, resolveMany, type SyncResolution } from './resolve-many';
 import type { SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
 
 /** Options of `new CrmSync()`. */
@@ -222,13 +223,56 @@ export class CrmSync {
    *
    * @example
    * ```ts
-   * for (const { type, key } of report.inDoubt) {
-   *   const found = await lookUpByHand(type, key); // your CRM's UI, its support, an export
+   * for (const { type, key, sent } of report.inDoubt) {
+   *   const found = await lookUpByHand(type, sent); // your CRM's UI, its support, an export
    *   await sync.resolve(type, key, found?.id ?? null);
    * }
    * ```
    */
-  async resolve(type: SyncType, key: string, crmId: string | null, options: SyncResolveOptions = {}): Promise<void> {
+  resolve(type: SyncType, key: string, crmId: string | null, options?: SyncResolveOptions): Promise<void>;
+  /**
+   * Settles many records in doubt at once, in one journal change: all of them, or, when any is
+   * refused, none (rejecting with a `CrmValidationError` whose `issues` name each refused record
+   * by its index in `records`: `path: [index, field]`). Refused: a record that is not in doubt
+   * (one the journal does not hold, or holds as synced or deactivated; unless `{ force: true }`);
+   * a CRM id the journal already maps to another key of the type, or one given to two keys (never,
+   * even with force); a record given twice. A record the journal already holds under the very id
+   * given is accepted and left as it is, so a file of the ids the journal maps may be given back.
+   *
+   * @example
+   * ```ts
+   * const report = await sync.run(source);
+   * const found = await findInCrm(report.inDoubt); // by each record's `sent` fields
+   * await sync.resolve(report.inDoubt.map(({ type, key }) => ({ type, key, crmId: found.get(key) ?? null })));
+   * ```
+   */
+  resolve(records: readonly SyncResolution[], options?: SyncResolveOptions): Promise<void>;
+  async resolve(
+    first: SyncType | readonly SyncResolution[],
+    second?: string | SyncResolveOptions,
+    crmId?: string | null,
+    options: SyncResolveOptions = {},
+  ): Promise<void> {
+    if (Array.isArray(first)) return this.#resolveMany(first, (second as SyncResolveOptions | undefined) ?? {});
+    return this.#resolveOne(first as SyncType, second as string, crmId as string | null, options);
+  }
+
+  async #resolveMany(records: readonly SyncResolution[], options: SyncResolveOptions): Promise<void> {
+    checkResolutions(records);
+    const force = options?.force ?? false;
+    if (typeof force !== 'boolean') rejectInput('force', 'true or false');
+    const settings = await this.#open();
+    // Under the tenant's lock, as one record is (see #resolveOne): no run writes between the checks and the change.
+    const lock =
+      this.#journal.claims === undefined ? await this.#journal.lock(this.#tenant, settings.runId) : undefined;
+    try {
+      await resolveMany(this.#journal, this.#tenant, settings.runId, records, force);
+    } finally {
+      await lock?.release();
+    }
+  }
+
+  async #resolveOne(type: SyncType, key: string, crmId: string | null, options: SyncResolveOptions): Promise<void> {
     checkKey(type, key);
     if (crmId !== null && (typeof crmId !== 'string' || crmId === '')) {
       rejectInput('crmId', 'The CRM id found (a non-empty string), or null when the record is not in the CRM');

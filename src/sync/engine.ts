@@ -18,6 +18,7 @@ import { KINDS, type Kind, kindOf } from './kinds';
 import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
 import { eachRemoved, refusalOf } from './remove';
 import { Committer, Sender } from './sender';
+import { sentOf } from './sent';
 import { inDoubtReason, lookFor, stampedDate } from './settle';
 import { PlanTally, Tally } from './tally';
 import type {
@@ -171,7 +172,9 @@ export class Engine {
     const failure = this.#fatal ?? this.#sender.failure;
     if (failure) throw failure.error;
     const inDoubt: SyncInDoubt[] = (await this.#s.journal.pending(this.#s.tenant)).map((e) =>
-      e.requestId === undefined ? { type: e.type, key: e.key } : { type: e.type, key: e.key, requestId: e.requestId },
+      e.requestId === undefined
+        ? { type: e.type, key: e.key, sent: sentOf(e) }
+        : { type: e.type, key: e.key, requestId: e.requestId, sent: sentOf(e) },
     );
     return this.#tally.report(this.#s.runId, inDoubt, this.#refusedRemovals);
   }

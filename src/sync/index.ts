@@ -23,6 +23,8 @@ export type {
 export { SyncJournalError } from './journal-error';
 export { MAX_SYNC_KEY_BYTES } from './keys';
 export { type MemoryJournalOptions, memoryJournal } from './memory-journal';
+export type { SyncResolution } from './resolve-many';
+export type { SyncSentFields } from './sent';
 export { SQLITE_JOURNAL_APPLICATION_ID, type SqliteJournalOptions, sqliteJournal } from './sqlite-journal';
 export type {
   SyncAccountRecord,

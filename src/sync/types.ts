@@ -4,6 +4,7 @@ import type { ActivityRelatedToType, ActivityType } from '../schemas/activity';
 import type { ContactCreateInput } from '../schemas/contact';
 import type { OpportunityCreateInput } from '../schemas/opportunity';
 import type { SyncJournalTakeover, SyncType } from './journal';
+import type { SyncSentFields } from './sent';
 
 /**
  * One list of a source: an array, a generator, or any other `Iterable` or `AsyncIterable`. The
@@ -136,6 +137,15 @@ export interface SyncInDoubt {
   readonly key: string;
   /** The request id of the answer that left it in doubt, when it carried one (give it to the CRM's support). */
   readonly requestId?: string | undefined;
+  /**
+   * The identifying fields of the body that was sent, to search the CRM by: an account's `name`;
+   * an opportunity's `name`, `accountId` and `amount`; a contact's `email`, `firstName` and
+   * `lastName`; an activity's `type`, `subject`, `activityDate` (the one the sync stamped, when
+   * the source gave none) and what it relates to (`opportunityId`, or `relatedToType` and
+   * `relatedToId`). A field the body did not hold is left out. Never the rest of the data, and
+   * never a credential.
+   */
+  readonly sent: SyncSentFields;
 }
 
 /** A record the run left for later, and why. */

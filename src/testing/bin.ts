@@ -34,6 +34,11 @@ Options:
   --log-bytes <n>    the most bytes of requests (bodies, paths, headers) the log keeps, the
                      oldest dropped first (default: 67108864, 64 MiB)
   -h, --help         print this help and exit
+
+Export: GET <url>/_fake/export/<type>.csv (accounts, contacts, opportunities, activities) gives a
+tenant's records as CSV, an id column and the fields as the API names them, as a CRM's export
+would: what crm sync resolve --match reads. It needs the tenant's key:
+  curl -H "x-api-key: $CRM_API_KEY" "$CRM_BASE_URL/_fake/export/accounts.csv?tenantId=$CRM_TENANT_ID"
 `;
 
 // Exit codes: 0 served and stopped by a signal (or --help), 1 could not serve, 2 wrong usage.

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'msw';
 import { FakeCrmCore, type FakeCrmOptions } from './fake';
 import { loadMsw } from './msw';
 
+export type { FakeExportType } from './export';
 export type { FakeCrmOptions, FakeEndpointName, FakeFault, FakeRequest, FakeRequestLog } from './fake';
 export { FakeCrmCore } from './fake';
 export { type GenerateOptions, generateFakeData } from './generate';

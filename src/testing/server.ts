@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FAKE_EXPORT_TYPES, type FakeExportType } from './export';
 import { FakeCrmCore, type FakeCrmOptions, newRequestId } from './fake';
+import type { FakeStore } from './store';
 
 /** Options of `startFakeCrmServer()`: where to listen, and the fake's own options. */
 export interface FakeCrmServerOptions extends Omit<FakeCrmOptions, 'baseUrl'> {
@@ -57,7 +59,48 @@ function streamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
   });
 }
 
+/** Where the server's own export answers (not an endpoint of the API): `/_fake/export/accounts.csv`. */
+const EXPORT_PATH = /^\/_fake\/export\/([a-z]+)\.csv$/;
+
+/**
+ * `GET /_fake/export/<type>.csv`: the tenant's records of that type as CSV ({@link FakeStore.exportCsv}),
+ * as a CRM's export would give them. The tenant's `x-api-key` is required, with its id in
+ * `x-tenant-id` or `?tenantId=`, so that one tenant never reads another's. Not in the request log:
+ * it is the test's look at the store, not a call of the API.
+ */
+function exported(fake: FakeCrmCore, url: URL, req: IncomingMessage, res: ServerResponse): boolean {
+  const match = EXPORT_PATH.exec(url.pathname);
+  if (!match || req.method !== 'GET') return false;
+  const answer = (status: number, code: string, message: string) => {
+    res.writeHead(status, { ...CORS, 'content-type': 'application/json', 'x-request-id': newRequestId() });
+    res.end(JSON.stringify({ success: false, error: { code, message } }));
+  };
+  const type = match[1] as FakeExportType;
+  if (!FAKE_EXPORT_TYPES.includes(type)) {
+    answer(404, 'NOT_FOUND', `No export of ${type}: ${FAKE_EXPORT_TYPES.join(', ')}`);
+    return true;
+  }
+  const header = req.headers['x-tenant-id'];
+  const tenantId = url.searchParams.get('tenantId') ?? (typeof header === 'string' ? header : undefined);
+  const key = req.headers['x-api-key'];
+  const tenant = tenantId === undefined ? undefined : fake.store.tenants.get(tenantId);
+  if (!tenant || typeof key !== 'string' || tenant.apiKey !== key) {
+    answer(401, 'UNAUTHORIZED', 'A valid x-api-key for the tenant (x-tenant-id or ?tenantId=) is required');
+    return true;
+  }
+  const csv = Buffer.from(fake.store.exportCsv(type, tenant.id));
+  res.writeHead(200, {
+    ...CORS,
+    'content-type': 'text/csv; charset=utf-8',
+    'content-length': csv.length,
+    'x-request-id': newRequestId(),
+  });
+  res.end(csv);
+  return true;
+}
+
 async function serve(fake: FakeCrmCore, base: string, req: IncomingMessage, res: ServerResponse) {
+  if (exported(fake, new URL(req.url ?? '/', base), req, res)) return;
   if (req.method === 'OPTIONS') {
     res.writeHead(204, { ...CORS, 'x-request-id': newRequestId() }).end();
     return;

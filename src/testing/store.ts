@@ -2,6 +2,7 @@ import type { Account } from '../schemas/account';
 import type { Activity } from '../schemas/activity';
 import type { Contact } from '../schemas/contact';
 import type { Opportunity } from '../schemas/opportunity';
+import { csvOf, FAKE_EXPORT_TYPES, type FakeExportType } from './export';
 import { checkRateLimit } from './rate-limit';
 import type {
   FakeGrant,
@@ -215,6 +216,37 @@ export class FakeStore {
       activitiesCount: activities.length,
       lastActivityDate,
     };
+  }
+
+  /**
+   * The tenant's records of one type as CSV, as a CRM's UI or report exports them: a header of
+   * `id` and every field the API returns (named as it names them, derived ones included), a row
+   * per record in the order they were stored, RFC 4180 with CRLF line ends. What
+   * `crm sync resolve --match <export.csv>` reads to settle records in doubt.
+   *
+   * @param type - `'accounts'`, `'contacts'`, `'opportunities'` or `'activities'`.
+   * @param tenantId - The tenant whose records it holds; default the store's own tenant.
+   * Throws a RangeError for any other type.
+   *
+   * @example
+   * ```ts
+   * writeFileSync('crm-accounts.csv', fake.store.exportCsv('accounts'));
+   * ```
+   */
+  exportCsv(type: FakeExportType, tenantId: string = this.defaultTenantId): string {
+    if (!FAKE_EXPORT_TYPES.includes(type)) {
+      throw new RangeError(`type must be ${FAKE_EXPORT_TYPES.join(', ')}, not ${JSON.stringify(type)}`);
+    }
+    const views: Record<string, unknown>[] = [];
+    const mine = <T extends { tenantId: string }>(table: Map<string, T>, view: (record: T) => object) => {
+      for (const record of table.values())
+        if (record.tenantId === tenantId) views.push(view(record) as Record<string, unknown>);
+    };
+    if (type === 'accounts') mine(this.accounts, (r) => this.viewAccount(r));
+    else if (type === 'contacts') mine(this.contacts, (r) => this.viewContact(r));
+    else if (type === 'opportunities') mine(this.opportunities, (r) => this.viewOpportunity(r));
+    else mine(this.activities, (r) => this.viewActivity(r));
+    return csvOf(views);
   }
 
   /** An activity as the API returns it: `ownerName` and `relatedEntityName` derived. */

@@ -305,14 +305,15 @@ describe('crm sync status and resolve', () => {
       env,
     );
     expect(first.code).toBe(9);
-    expect(first.stderr).toMatch(/^in doubt accounts C-1/m);
+    expect(first.stderr).toMatch(/^in doubt accounts C-1 \{name "Acme Ltd"\}/m);
 
     const status = await runCrm(['sync', 'status', '--journal', s.journal], env);
     expect(status.code).toBe(0);
     const [tenant] = lines(status.stdout);
     expect(tenant).toMatchObject({
       tenant: 'tenant_demo',
-      inDoubt: [{ type: 'accounts', key: 'C-1', state: 'inDoubt' }],
+      // With what was sent, to search the CRM by.
+      inDoubt: [{ type: 'accounts', key: 'C-1', state: 'inDoubt', sent: { name: 'Acme Ltd' } }],
       runs: [expect.objectContaining({ created: 1, inDoubt: 1, failed: [] })],
     });
 

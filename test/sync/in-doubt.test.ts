@@ -54,7 +54,9 @@ describe('records in doubt', () => {
     const report = await sync.run(erpSource(2));
 
     const failedAnswer = fake.requests.find((r) => r.endpoint === 'createAccount' && r.status === 502);
-    expect(report.inDoubt).toEqual([{ type: 'accounts', key: 'A0', requestId: failedAnswer?.requestId }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'accounts', key: 'A0', requestId: failedAnswer?.requestId, sent: { name: 'Account 0' } },
+    ]);
     expect(report.skipped.map((s) => `${s.type}/${s.key}`)).toEqual([
       'contacts/C0',
       'contacts/C1',
@@ -68,7 +70,9 @@ describe('records in doubt', () => {
 
     const again = await sync.run(erpSource(2));
     expect(sent()).toEqual([]);
-    expect(again.inDoubt).toEqual([{ type: 'accounts', key: 'A0', requestId: failedAnswer?.requestId }]);
+    expect(again.inDoubt).toEqual([
+      { type: 'accounts', key: 'A0', requestId: failedAnswer?.requestId, sent: { name: 'Account 0' } },
+    ]);
     expect(await sync.idOf('accounts', 'A0')).toBeUndefined();
   });
 
@@ -96,7 +100,14 @@ describe('records in doubt', () => {
     const { sync, fake, sent } = await syncHarness();
     fake.failNext({ endpoint: 'createOpportunity', drop: true });
     const first = await sync.run(erpSource(1));
-    expect(first.inDoubt).toEqual([{ type: 'opportunities', key: 'O0' }]);
+    expect(first.inDoubt).toEqual([
+      {
+        type: 'opportunities',
+        key: 'O0',
+        // The account's CRM id as it was sent, not the source's key: what the CRM shows.
+        sent: { name: 'Deal 0', accountId: await sync.idOf('accounts', 'A0'), amount: 1000 },
+      },
+    ]);
     await sync.resolve('opportunities', 'O0', null);
     sent();
 

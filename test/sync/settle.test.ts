@@ -108,7 +108,9 @@ describe('settling a record in doubt never adopts another key', () => {
 
     const report = await sync.run({}, { inDoubt: 'recreate' });
     expect(sent()).toEqual(['GET listContacts']);
-    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'ada' }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'contacts', key: 'ada', sent: { email: 'ada@example.test', firstName: 'Ada' } },
+    ]);
     expect(report.created).toBe(0);
     expect(await sync.idOf('contacts', 'ada')).toBeUndefined();
   });
@@ -137,7 +139,9 @@ describe('settling a record in doubt never adopts another key', () => {
 
     const report = await sync.run({});
     expect(sent()).toEqual(['GET listContacts']);
-    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'K2' }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'contacts', key: 'K2', sent: { email: 'ada@example.test', firstName: 'Ada' } },
+    ]);
     expect(await sync.idOf('contacts', 'K2')).toBeUndefined();
   });
 });
@@ -220,7 +224,19 @@ describe('activities that cannot be looked for', () => {
     const report = await sync.run({ activities: [{ key: 'N', data: accountNote(account.id) as never }] });
 
     expect(sent()).toEqual(['POST createActivity']);
-    expect(report.inDoubt).toEqual([{ type: 'activities', key: 'N', requestId: expect.any(String) }]);
+    expect(report.inDoubt).toEqual([
+      {
+        type: 'activities',
+        key: 'N',
+        requestId: expect.any(String),
+        // What to search the CRM by: the date the sync stamped is among it.
+        sent: expect.objectContaining({
+          relatedToType: 'account',
+          relatedToId: account.id,
+          activityDate: expect.any(String),
+        }),
+      },
+    ]);
     const plan = await sync.plan({ activities: [{ key: 'N', data: accountNote(account.id) as never }] });
     expect(plan.entries[0]?.reason).toMatch(/inDoubt: 'recreate'/);
   });
@@ -281,7 +297,9 @@ describe('look-ups and the run', () => {
     const report = await sync.run({ accounts: [{ key: 'B', data: { name: 'Other' } }] }, { inDoubt: 'recreate' });
 
     expect(sent()).toEqual(['GET listContacts', 'POST createAccount']);
-    expect(report.inDoubt).toEqual([{ type: 'contacts', key: 'ada' }]);
+    expect(report.inDoubt).toEqual([
+      { type: 'contacts', key: 'ada', sent: { email: 'ada@example.test', firstName: 'Ada' } },
+    ]);
   });
 
   test('a first look-up refused 401 stops the run before anything is sent', async () => {

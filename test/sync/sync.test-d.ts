@@ -3,10 +3,13 @@ import type { CrmClient, CrmError } from '../../src/index';
 import {
   CrmSync,
   memoryJournal,
+  type SyncInDoubt,
   type SyncJournal,
   type SyncPlan,
   type SyncPlanEntry,
   type SyncReport,
+  type SyncResolution,
+  type SyncSentFields,
   type SyncType,
   sqliteJournal,
 } from '../../src/sync/index';
@@ -39,6 +42,22 @@ test("the issue's example compiles as written, with arrays and async generators"
   expectTypeOf(sync.idOf('accounts', 'c1')).toEqualTypeOf<Promise<string | undefined>>();
   expectTypeOf(sync.resolve('accounts', 'c1', null)).toEqualTypeOf<Promise<void>>();
   expectTypeOf(memoryJournal()).toEqualTypeOf<SyncJournal>();
+});
+
+test('resolve takes one record or many; a record in doubt says what was sent', () => {
+  const sync = new CrmSync(crm, { journal: memoryJournal() });
+  expectTypeOf(sync.resolve('accounts', 'c1', 'acc_1', { force: true })).toEqualTypeOf<Promise<void>>();
+  const many: SyncResolution[] = [
+    { type: 'accounts', key: 'c1', crmId: 'acc_1' },
+    { type: 'opportunities', key: 'd1', crmId: null },
+  ];
+  expectTypeOf(sync.resolve(many)).toEqualTypeOf<Promise<void>>();
+  expectTypeOf(sync.resolve(many, { force: true })).toEqualTypeOf<Promise<void>>();
+  expectTypeOf<SyncInDoubt['sent']>().toEqualTypeOf<SyncSentFields>();
+  // @ts-expect-error a record to settle names its type
+  void sync.resolve([{ key: 'c1', crmId: null }]);
+  // @ts-expect-error many records take no key of their own
+  void sync.resolve(many, 'c1', null);
 });
 
 test('a report names each type as its list, and a failure carries the CrmError', () => {

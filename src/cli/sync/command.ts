@@ -109,6 +109,10 @@ async function refuseClobbering({ io, values, help, journalPath }: SyncContext):
     if (typeof file === 'string' && file !== '' && file !== '-')
       read.push({ what: `the --${type} file ${file}`, path: file });
   }
+  for (const flag of ['from', 'match']) {
+    const file = values[flag];
+    if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag} file ${file}`, path: file });
+  }
   for (const flag of ['api-key-file', 'admin-token-file']) {
     // Named by its flag alone: a key given where its path goes must not be echoed.
     const file = values[flag];
@@ -422,27 +426,70 @@ async function recordRun(journal: SyncJournal, sync: CrmSync, report: SyncReport
   await journal.addRun(tenantId, { runId: report.runId, finishedAt: Date.now(), summary: JSON.stringify(summary) });
 }
 
-async function runResolve({ io, values, help, journalPath }: SyncContext): Promise<number> {
+/** Which way `crm sync resolve` settles: one record, a file of them, or by an export; its flags checked together. */
+function resolveWay(values: Values, help: string) {
+  const one = ['key', 'id', 'absent'].filter((flag) => values[flag] !== undefined && values[flag] !== false);
+  const from = values.from;
+  const match = values.match;
+  if (from !== undefined && match !== undefined) throw new UsageError('Give --from or --match, not both', help);
+  if ((from !== undefined || match !== undefined) && one.length) {
+    throw new UsageError(`--${one[0]} settles one record: not with --${from !== undefined ? 'from' : 'match'}`, help);
+  }
+  for (const [flag, value] of [
+    ['from', from],
+    ['match', match],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value === '')) {
+      throw new UsageError(`--${flag} needs a file`, help);
+    }
+  }
+  if (match === undefined) {
+    for (const flag of ['absent-if-missing', 'apply', 'json']) {
+      if (values[flag] === true) throw new UsageError(`--${flag} goes with --match`, help);
+    }
+  }
+  if (from !== undefined) {
+    if (values.type !== undefined) throw new UsageError('--from gives each row its type: no --type', help);
+    return { way: 'from', file: from as string } as const;
+  }
   const type = choice('type', values.type, SOURCE_TYPES, help);
   if (type === undefined)
     throw new UsageError('--type is required: accounts, contacts, opportunities or activities', help);
+  if (match !== undefined) return { way: 'match', file: match as string, type } as const;
   const key = values.key;
-  if (typeof key !== 'string' || key === '') throw new UsageError('--key <key> is required', help);
+  if (typeof key !== 'string' || key === '')
+    throw new UsageError('--key <key> is required (or --from, or --match)', help);
   const id = values.id;
   const absent = values.absent === true;
   if ((id === undefined) === !absent) throw new UsageError('Give one of --id <crm-id> and --absent', help);
   if (id === '') throw new UsageError('--id needs the CRM id', help);
+  return { way: 'one', type, key, crmId: absent ? null : (id as string) } as const;
+}
+
+async function runResolve(context: SyncContext): Promise<number> {
+  const { io, values, help, journalPath } = context;
+  const way = resolveWay(values, help);
   const { crm } = await clientFor(values as ConnectionValues, io, 'tenant');
+  // The one place resolve opens its journal, whichever way it settles.
   const journal = sqliteJournal(journalPath);
   try {
-    await new CrmSync(crm, { journal }).resolve(type, key, absent ? null : (id as string), {
-      force: values.force === true,
-    });
+    const sync = new CrmSync(crm, { journal });
+    if (way.way === 'from') {
+      const { resolveFromFile } = await import('./resolve-file');
+      return await resolveFromFile(context, sync, way.file);
+    }
+    if (way.way === 'match') {
+      const { resolveByMatch } = await import('./resolve-match');
+      return await resolveByMatch(context, sync, journal, way.type, way.file);
+    }
+    const { type, key, crmId } = way;
+    await sync.resolve(type, key, crmId, { force: values.force === true });
+    // jsonText escapes what JSON.stringify leaves raw (U+2028, bidi controls), as every other line of crm does.
+    const said =
+      crmId === null ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${jsonText(crmId)}`;
+    io.stderr.write(`${type} ${jsonText(key.slice(0, 80))}: ${said}\n`);
+    return EXIT.ok;
   } finally {
     await journal.close();
   }
-  // jsonText escapes what JSON.stringify leaves raw (U+2028, bidi controls), as every other line of crm does.
-  const said = absent ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${jsonText(id)}`;
-  io.stderr.write(`${type} ${jsonText(key.slice(0, 80))}: ${said}\n`);
-  return EXIT.ok;
 }

@@ -1,3 +1,4 @@
+import { SENT_FIELDS } from '../../sync/sent';
 import { columns, optionRows, typeOf } from '../help';
 import { columnsOf, SOURCE_TYPES } from './columns';
 import { type SyncCommand, syncOptions } from './options';
@@ -6,7 +7,8 @@ const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
   plan: 'what apply would do, sending nothing',
   apply: 'load and sync: create, update, deactivate; resumes after a crash without duplicates',
   status: "the journal's tenants, a run lock held and its age, last runs, and records in doubt or failed",
-  resolve: 'settle a record in doubt by hand (--id it has, or --absent)',
+  resolve:
+    'settle records in doubt: one (--id it has, or --absent), a file of them (--from), or by an export (--match)',
 };
 
 const USAGES: Readonly<Record<SyncCommand, string>> = {
@@ -14,7 +16,8 @@ const USAGES: Readonly<Record<SyncCommand, string>> = {
   apply:
     'crm sync apply --journal <path> [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
   status: 'crm sync status --journal <path> [options]',
-  resolve: 'crm sync resolve --journal <path> --type <type> --key <key> (--id <crm-id> | --absent [--force]) [options]',
+  resolve:
+    'crm sync resolve --journal <path> (--type <type> --key <key> (--id <crm-id> | --absent) | --from <file> | --type <type> --match <export.csv> [--absent-if-missing] [--apply]) [--force] [options]',
 };
 
 /** Each type's CSV columns, with their types and enum values: from the create commands' schemas. */
@@ -45,6 +48,21 @@ field, UTF-8, a byte order mark and CRLF taken); any other is NDJSON, one record
 { "key": ..., "data": { ... }, "accountKey"?, "contactKey"?, "opportunityKey"? }. Standard input
 (-) is read by its first character, for one list at most. A bad file exits 2 before anything is sent.`;
 
+const RESOLVE = `--from <file>: CSV with a header (type,key,crmId; id is read as crmId; other columns ignored, so
+a file of type,key,crmId as written for the journal's ids is taken as it is) or NDJSON
+({"type","key","crmId"} a line). An empty crmId, or "absent", says the record is not in the CRM. One
+change: a row whose record is not in doubt (unless --force) or whose id the journal gives another
+key is refused with its line (the header is line 1), and nothing of the file is applied (exit 2).
+
+--match <export.csv> --type <type>: each record of that type in doubt is compared with the export's
+rows on the fields that were sent and that the export has a column of (named as the API names
+them), trimmed, names and emails without regard to case, numbers and dates by value. One match: it
+is settled to that id; none: it stays in doubt, or is settled absent with --absent-if-missing (an
+export may be partial); several: it stays in doubt, listed. An id the journal maps to another key
+is never taken. A dry run unless --apply. Exit 9 while records stay in doubt, 0 when none.
+A record must have one of its type's identifying fields among the export's columns:
+${SOURCE_TYPES.map((type) => `  ${type}: ${SENT_FIELDS[type].join(', ')}`).join('\n')}`;
+
 /** `crm sync --help`: the commands, the sources and every type's columns. */
 export const syncHelp = (): string =>
   `${[
@@ -65,6 +83,7 @@ export const syncCommandHelp = (command: SyncCommand): string => {
     `Options:\n${columns(optionRows(syncOptions[command]))}`,
   ];
   if (command === 'plan' || command === 'apply') sections.push(REMOVALS, SOURCES, csvColumns());
+  if (command === 'resolve') sections.push(RESOLVE);
   if (command === 'apply') {
     sections.push(
       'On a terminal, stderr shows one live progress line. Ctrl-C stops after the requests in flight\nhave answered; a second Ctrl-C stops at once. Either way the next apply resumes.\nExit 9: finished, but some records failed or are in doubt, or the removals of a type were refused\n(listed on stderr).',

@@ -55,13 +55,33 @@ export const syncOptions = {
   },
   resolve: {
     ...journalOption,
-    type: { type: 'string', value: '<type>', help: 'accounts, contacts, opportunities or activities; required' },
-    key: { type: 'string', value: '<key>', help: "the record's key in the source; required" },
+    type: {
+      type: 'string',
+      value: '<type>',
+      help: 'accounts, contacts, opportunities or activities; required with --key and --match',
+    },
+    key: { type: 'string', value: '<key>', help: "the record's key in the source" },
     id: { type: 'string', value: '<crm-id>', help: 'the id the CRM holds the record by' },
     absent: { type: 'boolean', help: 'the record is not in the CRM: the next apply creates it' },
+    from: {
+      type: 'string',
+      value: '<file>',
+      help: 'settle every row of a CSV or NDJSON file (type, key, crmId or id; empty or absent: not in the CRM) in one change, or none',
+    },
+    match: {
+      type: 'string',
+      value: '<export.csv>',
+      help: "settle the --type's records in doubt against an export of the CRM's records (an id column and the fields), on the fields sent",
+    },
+    'absent-if-missing': {
+      type: 'boolean',
+      help: 'with --match, settle a record the export does not hold as absent (the next apply creates it)',
+    },
+    apply: { type: 'boolean', help: 'with --match, write what it settles (without it, a dry run)' },
+    json: { type: 'boolean', help: 'with --match, as NDJSON (a record a line, then the summary), even on a terminal' },
     force: {
       type: 'boolean',
-      help: 'with --absent, forget a record that is synced, not in doubt (the next apply creates it again)',
+      help: 'with --absent or --from, settle a record that is not in doubt (synced: the next apply creates it again)',
     },
     ...connectionOptions,
   },

@@ -14,6 +14,17 @@ export function valueText(value: unknown, most = SHOWN): string {
   return escaped(text.length > most ? `${text.slice(0, most)}…` : text, CONTROL);
 }
 
+/**
+ * The identifying fields sent of a record in doubt, for a person to search the CRM by:
+ * ` {name "Acme Ltd", amount 5000}`, or nothing when none was sent.
+ */
+export function sentText(sent: Readonly<Record<string, unknown>> | undefined): string {
+  const fields = Object.entries(sent ?? {}).map(
+    ([field, value]) => `${field} ${typeof value === 'string' ? JSON.stringify(valueText(value)) : valueText(value)}`,
+  );
+  return fields.length ? ` {${fields.join(', ')}}` : '';
+}
+
 /** What names a record to a person: an account's or opportunity's name, a contact's email, an activity's subject. */
 export function labelOf(data: unknown): string | undefined {
   if (data === null || typeof data !== 'object') return undefined;
@@ -115,8 +126,8 @@ export function problemLines(report: SyncReport, maxRemovedGiven = false): strin
       return `failed ${type} ${valueText(key)}: ${valueText(String(error.message).replace(/\s*\n\s*/g, ' '), 400)}${id}`;
     }),
     ...report.inDoubt.map(
-      ({ type, key, requestId }) =>
-        `in doubt ${type} ${valueText(key)}${requestId ? ` (request ${valueText(requestId)})` : ''}: may have been created; find it, then crm sync resolve`,
+      ({ type, key, requestId, sent }) =>
+        `in doubt ${type} ${valueText(key)}${sentText(sent)}${requestId ? ` (request ${valueText(requestId)})` : ''}: may have been created; find it, then crm sync resolve`,
     ),
     ...report.refusedRemovals.map(
       (refusal) => `refused ${refusal.type} removals, none sent: ${refusalText(refusal, maxRemovedGiven)}`,

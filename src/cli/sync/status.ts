@@ -1,10 +1,17 @@
 import { access } from 'node:fs/promises';
-import { type SyncJournalEntry, type SyncJournalLockHolder, type SyncJournalRun, sqliteJournal } from '../../sync';
+import {
+  type SyncJournalEntry,
+  type SyncJournalLockHolder,
+  type SyncJournalRun,
+  type SyncSentFields,
+  sqliteJournal,
+} from '../../sync';
+import { sentOf } from '../../sync/sent';
 import { EXIT } from '../failure';
 import { jsonText, write } from '../output';
 import { UsageError } from '../usage-error';
 import type { SyncContext } from './context';
-import { valueText } from './render';
+import { sentText, valueText } from './render';
 
 /** How many runs of each tenant status shows. */
 const LAST_RUNS = 5;
@@ -79,7 +86,7 @@ interface TenantStatus {
   readonly tenant: string;
   readonly lock: LockStatus | null;
   readonly runs: ReturnType<typeof runOf>[];
-  readonly inDoubt: { type: string; key: string; state: string; requestId?: string }[];
+  readonly inDoubt: { type: string; key: string; state: string; requestId?: string; sent: SyncSentFields }[];
   readonly failed: RunFailure[];
 }
 
@@ -89,6 +96,8 @@ const inDoubtOf = (entry: SyncJournalEntry) => ({
   // 'sending': its process died before the answer was written.
   state: entry.state,
   ...(entry.requestId ? { requestId: entry.requestId } : {}),
+  // What was sent, to search the CRM by: the identifying fields only.
+  sent: sentOf(entry),
 });
 
 const n = (value: unknown) => (typeof value === 'number' ? value : 0);
@@ -110,13 +119,13 @@ function tenantText({ tenant, lock, runs, inDoubt, failed }: TenantStatus): stri
   }
   lines.push(
     inDoubt.length
-      ? `  in doubt (${inDoubt.length}): find each in the CRM, then crm sync resolve`
+      ? `  in doubt (${inDoubt.length}): find each in the CRM by what was sent, then crm sync resolve (--match <export.csv> settles many at once)`
       : '  nothing in doubt',
   );
   for (const entry of inDoubt) {
     const why = entry.state === 'sending' ? 'its process stopped before the answer' : 'its answer was lost';
     lines.push(
-      `    ${entry.type} ${valueText(entry.key)}${entry.requestId ? ` (request ${valueText(entry.requestId)})` : ''}: ${why}`,
+      `    ${entry.type} ${valueText(entry.key)}${sentText(entry.sent)}${entry.requestId ? ` (request ${valueText(entry.requestId)})` : ''}: ${why}`,
     );
   }
   if (failed.length) lines.push(`  failed in the last run (${failed.length}):`);
