@@ -142,7 +142,7 @@ class MemoryJournal implements SyncJournal {
 
   runs(tenant: string, limit: number): readonly SyncJournalRun[] {
     const runs = [...(this.#runs.get(tenant)?.values() ?? [])];
-    return runs.sort((a, b) => b.finishedAt - a.finishedAt).slice(0, limit);
+    return runs.sort((a, b) => b.startedAt - a.startedAt).slice(0, limit);
   }
 
   #table(tenant: string, type: SyncType): Map<string, SyncJournalEntry> | undefined {

@@ -302,18 +302,21 @@ export function describeSyncJournal(
       });
     });
 
-    test('keeps a run log per tenant, the newest first, and lists the tenants of its entries and runs', async () => {
+    test('keeps a history of runs per tenant, the latest started first, a run not ended without an end, and lists the tenants of its entries and runs', async () => {
       await withJournal(async (under) => {
         const { journal } = under;
         if (!journal.addRun || !journal.runs || !journal.tenants) return;
         await journal.write('beta', { put: [entry('accounts', 'A-1')] });
-        await journal.addRun('alpha', { runId: 'run_1', finishedAt: 1_000, summary: '{"created":1}' });
-        await journal.addRun('alpha', { runId: 'run_2', finishedAt: 2_000, summary: '{"created":2}' });
-        await journal.addRun('alpha', { runId: 'run_1', finishedAt: 1_500, summary: '{"created":3}' });
+        const started = { runId: 'run_1', startedAt: 1_000, finishedAt: undefined, recordedAt: 1_000, summary: '{}' };
+        await journal.addRun('alpha', started);
+        await journal.addRun('alpha', { ...started, runId: 'run_2', startedAt: 2_000, recordedAt: 2_000 });
+        // A run's record is replaced as it goes, and at its end.
+        await journal.addRun('alpha', { ...started, recordedAt: 1_200, summary: '{"done":1}' });
+        await journal.addRun('alpha', { ...started, finishedAt: 1_500, recordedAt: 1_500, summary: '{"created":3}' });
 
         expect(await journal.runs('alpha', 10)).toEqual([
-          { runId: 'run_2', finishedAt: 2_000, summary: '{"created":2}' },
-          { runId: 'run_1', finishedAt: 1_500, summary: '{"created":3}' },
+          { runId: 'run_2', startedAt: 2_000, finishedAt: undefined, recordedAt: 2_000, summary: '{}' },
+          { runId: 'run_1', startedAt: 1_000, finishedAt: 1_500, recordedAt: 1_500, summary: '{"created":3}' },
         ]);
         expect(await journal.runs('alpha', 1)).toHaveLength(1);
         expect(await journal.runs('beta', 10)).toEqual([]);

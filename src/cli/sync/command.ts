@@ -1,14 +1,6 @@
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import {
-  CrmSync,
-  type SyncJournal,
-  type SyncMaxRemoved,
-  type SyncPlanEntry,
-  type SyncReport,
-  type SyncSource,
-  sqliteJournal,
-} from '../../sync';
+import { CrmSync, type SyncMaxRemoved, type SyncPlanEntry, type SyncReport, type SyncSource } from '../../sync';
 import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
@@ -18,6 +10,7 @@ import { UsageError } from '../usage-error';
 import { SOURCE_TYPES, type SourceType } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
 import { syncCommandHelp, syncHelp } from './help';
+import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
 import { type SyncCommand, syncOptions } from './options';
 import {
   type Input,
@@ -81,20 +74,24 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
   }
   const command = name as SyncCommand;
   const help = `crm sync ${command} --help`;
-  const { values, positionals } = parse(rest, syncOptions[command], help);
+  const { values, positionals } = parse(postgresWithoutValue(rest), syncOptions[command], help);
   if (values.help) {
     await write(io.stdout, syncCommandHelp(command));
     return EXIT.ok;
   }
   if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, help);
-  const journalPath = values.journal;
-  if (typeof journalPath !== 'string' || journalPath === '') throw new UsageError('--journal <path> is required', help);
-  const context = { io, values, help, journalPath };
-  await refuseClobbering(context);
-  if (command === 'plan' || command === 'apply') return runSource(command, context);
-  if (command === 'resolve') return runResolve(context);
-  const { runStatus } = await import('./status');
-  return runStatus(context);
+  const target = journalTarget(values, io.env, help);
+  const context = { io, values, help, target };
+  try {
+    await refuseClobbering(context);
+    if (command === 'plan' || command === 'apply') return await runSource(command, context);
+    if (command === 'resolve') return await runResolve(context);
+    const { runStatus } = await import('./status');
+    return await runStatus(context);
+  } catch (error) {
+    // The connection string's password never reaches stderr, whatever quoted it.
+    throw redactError(error, target);
+  }
 }
 
 /**
@@ -102,7 +99,7 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
  * inputs: the journal or a source taken as the journal, the report, or a redirection of the
  * command's own output.
  */
-async function refuseClobbering({ io, values, help, journalPath }: SyncContext): Promise<void> {
+async function refuseClobbering({ io, values, help, target }: SyncContext): Promise<void> {
   const read: Input[] = [];
   for (const type of SOURCE_TYPES) {
     const file = values[type];
@@ -114,8 +111,10 @@ async function refuseClobbering({ io, values, help, journalPath }: SyncContext):
     const file = values[flag];
     if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag}`, path: file });
   }
-  await refuseOverwrite('--journal', journalPath, read, help);
-  const [journal, ...besideJournal] = await journalFiles(journalPath);
+  // A Postgres journal is no file of this machine's: only the outputs and the sources are compared.
+  const journalPath = target.kind === 'sqlite' ? target.path : undefined;
+  if (journalPath !== undefined) await refuseOverwrite('--journal', journalPath, read, help);
+  const [journal, ...besideJournal] = journalPath === undefined ? [] : await journalFiles(journalPath);
   for (const beside of besideJournal) {
     for (const input of read) {
       if (await sameFile(beside.path, input.path)) {
@@ -254,7 +253,14 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     throw new UsageError(empty, help);
   }
   if (empty !== undefined) io.stderr.write(`crm: apply would refuse this: ${empty}\n`);
-  const journal = sqliteJournal(context.journalPath);
+  let journalOpened: OpenedJournal;
+  try {
+    journalOpened = await openJournal(context.target, { readOnly: false, help });
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  const { journal } = journalOpened;
   let report: ReportFile | undefined;
   try {
     const sync = new CrmSync(crm, { journal });
@@ -291,7 +297,6 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     return await apply(
       context,
       sync,
-      journal,
       source as SyncSource,
       totals,
       { removed, maxRemoved, inDoubt, concurrency },
@@ -300,7 +305,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     );
   } finally {
     await report?.discard();
-    await journal.close();
+    await journalOpened.close();
     await opened.close();
   }
 }
@@ -359,7 +364,6 @@ interface ApplyOptions {
 async function apply(
   { io }: SyncContext,
   sync: CrmSync,
-  journal: SyncJournal,
   source: SyncSource,
   totals: ReadonlyMap<string, number>,
   options: ApplyOptions,
@@ -389,7 +393,6 @@ async function apply(
   progress.end();
   const json = redact(reportJson(report));
   await reportTo?.commit(`${jsonText(json, 2)}\n`);
-  await recordRun(journal, sync, report);
   const problems = problemLines(report, options.maxRemoved !== undefined);
   if (problems.length) io.stderr.write(`${problems.join('\n')}\n`);
   if (io.stdout.isTTY) await write(io.stdout, `${reportLine(report)}\n`);
@@ -397,32 +400,7 @@ async function apply(
   return report.failed.length || report.inDoubt.length || report.refusedRemovals.length ? EXIT.incomplete : EXIT.ok;
 }
 
-/** Keeps the run's summary in the journal's run log, for `crm sync status`. */
-async function recordRun(journal: SyncJournal, sync: CrmSync, report: SyncReport): Promise<void> {
-  if (!journal.addRun) return;
-  const { tenantId } = sync.toJSON();
-  const summary = {
-    created: report.created,
-    updated: report.updated,
-    unchanged: report.unchanged,
-    deactivated: report.deactivated,
-    skipped: report.skipped.length,
-    inDoubt: report.inDoubt.length,
-    refusedRemovals: report.refusedRemovals,
-    ...(report.lockTakenOver ? { lockTakenOver: report.lockTakenOver } : {}),
-    failed: report.failed.map(({ type, key, error }) => ({
-      type,
-      key,
-      reason: error.message,
-      ...((error as { requestId?: unknown }).requestId
-        ? { requestId: (error as { requestId?: unknown }).requestId }
-        : {}),
-    })),
-  };
-  await journal.addRun(tenantId, { runId: report.runId, finishedAt: Date.now(), summary: JSON.stringify(summary) });
-}
-
-async function runResolve({ io, values, help, journalPath }: SyncContext): Promise<number> {
+async function runResolve({ io, values, help, target }: SyncContext): Promise<number> {
   const type = choice('type', values.type, SOURCE_TYPES, help);
   if (type === undefined)
     throw new UsageError('--type is required: accounts, contacts, opportunities or activities', help);
@@ -433,13 +411,13 @@ async function runResolve({ io, values, help, journalPath }: SyncContext): Promi
   if ((id === undefined) === !absent) throw new UsageError('Give one of --id <crm-id> and --absent', help);
   if (id === '') throw new UsageError('--id needs the CRM id', help);
   const { crm } = await clientFor(values as ConnectionValues, io, 'tenant');
-  const journal = sqliteJournal(journalPath);
+  const { journal, close } = await openJournal(target, { readOnly: false, help });
   try {
     await new CrmSync(crm, { journal }).resolve(type, key, absent ? null : (id as string), {
       force: values.force === true,
     });
   } finally {
-    await journal.close();
+    await close();
   }
   // jsonText escapes what JSON.stringify leaves raw (U+2028, bidi controls), as every other line of crm does.
   const said = absent ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${jsonText(id)}`;
