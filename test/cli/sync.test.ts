@@ -169,7 +169,10 @@ describe('crm sync apply', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ created: 2, lockTakenOver: { runId: 'run_killed' } });
     // The run log keeps it, for crm sync status.
     const status = await runCrm(['sync', 'status', '--journal', s.journal], env);
-    expect(lines(status.stdout)[0]).toMatchObject({ lock: null, runs: [{ state: 'finished', lockTakenOver: 'run_killed' }] });
+    expect(lines(status.stdout)[0]).toMatchObject({
+      lock: null,
+      runs: [{ state: 'finished', lockTakenOver: 'run_killed' }],
+    });
   });
 
   it('exits 9 when a record failed, listing it on stderr and in the report', async () => {

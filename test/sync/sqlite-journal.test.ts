@@ -168,11 +168,19 @@ test('sqliteJournal() keeps a run log across reopening, added to a journal made 
   old.close();
   const journal = sqliteJournal(path);
   await journal.open();
-  await journal.addRun?.('acme', { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{"created":1}' });
+  await journal.addRun?.('acme', {
+    runId: 'run_1',
+    startedAt: 1,
+    finishedAt: 1,
+    recordedAt: 1,
+    summary: '{"created":1}',
+  });
   await journal.close();
   const again = sqliteJournal(path);
   await again.open();
-  expect(await again.runs?.('acme', 5)).toEqual([{ runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{"created":1}' }]);
+  expect(await again.runs?.('acme', 5)).toEqual([
+    { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{"created":1}' },
+  ]);
   expect(await again.tenants?.()).toEqual(['acme']);
   await again.close();
 });
@@ -213,9 +221,21 @@ test('a format-2 journal is brought to format 3 when opened: its run log becomes
   await journal.open();
 
   expect(await journal.runs?.('acme', 5)).toEqual([
-    { runId: 'run_old', startedAt: 5000, finishedAt: 5000, recordedAt: 5000, summary: expect.stringContaining('"created":2') },
+    {
+      runId: 'run_old',
+      startedAt: 5000,
+      finishedAt: 5000,
+      recordedAt: 5000,
+      summary: expect.stringContaining('"created":2'),
+    },
   ]);
-  await journal.addRun?.('acme', { runId: 'run_new', startedAt: 6000, finishedAt: undefined, recordedAt: 6000, summary: '{}' });
+  await journal.addRun?.('acme', {
+    runId: 'run_new',
+    startedAt: 6000,
+    finishedAt: undefined,
+    recordedAt: 6000,
+    summary: '{}',
+  });
   expect((await journal.runs?.('acme', 5))?.map((run) => [run.runId, run.finishedAt])).toEqual([
     ['run_new', undefined],
     ['run_old', 5000],

@@ -66,14 +66,15 @@ function lockText(lock: LockStatus): string {
 /** A run as status shows it: the history's, its times as ISO strings. */
 type RunStatus = Omit<SyncHistoryRun, 'startedAt' | 'finishedAt' | 'recordedAt'> & {
   readonly startedAt: string;
-  readonly finishedAt: string | undefined;
+  /** null for a live run and one that did not end: said in the JSON, where undefined would leave it out. */
+  readonly finishedAt: string | null;
   readonly recordedAt: string;
 };
 
 const runOf = (run: SyncHistoryRun): RunStatus => ({
   ...run,
   startedAt: run.startedAt.toISOString(),
-  finishedAt: run.finishedAt?.toISOString(),
+  finishedAt: run.finishedAt?.toISOString() ?? null,
   recordedAt: run.recordedAt.toISOString(),
 });
 
