@@ -39,7 +39,7 @@ const empty = (): Summary => ({
 });
 
 /** How often a run records its progress: every third of the lease by which a reader judges it alive, 10 s at most. */
-export const recordEvery = (journal: SyncJournal): number =>
+const recordEvery = (journal: SyncJournal): number =>
   Math.max(100, Math.min(10_000, (journal.claims?.leaseMs ?? DEFAULT_LEASE_MS) / 3));
 
 /**
@@ -208,9 +208,9 @@ function failuresOf(value: unknown): SyncHistoryFailure[] {
  * renewed within its lease (by this clock and the holder's: shown, nothing is decided by it). With
  * a shared journal (no lock), by the age of its record against the claims' lease.
  */
-export type Liveness = (run: SyncJournalRun) => boolean;
+type Liveness = (run: SyncJournalRun) => boolean;
 
-export async function livenessOf(journal: SyncJournal, tenant: string, now: number): Promise<Liveness> {
+async function livenessOf(journal: SyncJournal, tenant: string, now: number): Promise<Liveness> {
   if (journal.claims === undefined && journal.lockHolder) {
     const holder = await journal.lockHolder(tenant);
     return (run) =>
@@ -223,7 +223,7 @@ export async function livenessOf(journal: SyncJournal, tenant: string, now: numb
 }
 
 /** A record of the journal as a {@link SyncHistoryRun}. */
-export function historyRunOf(run: SyncJournalRun, live: Liveness): SyncHistoryRun {
+function historyRunOf(run: SyncJournalRun, live: Liveness): SyncHistoryRun {
   const s = parsed(run.summary);
   const state: SyncHistoryState =
     run.finishedAt !== undefined

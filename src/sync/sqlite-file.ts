@@ -18,7 +18,7 @@ const LOCKS = `CREATE TABLE IF NOT EXISTS locks (
 );`;
 
 /** The history of runs (format 3): a run not ended has no `finished_at`. */
-export const RUNS = `CREATE TABLE IF NOT EXISTS runs (
+const RUNS = `CREATE TABLE IF NOT EXISTS runs (
   tenant TEXT NOT NULL, run_id TEXT NOT NULL, started_at INTEGER NOT NULL, finished_at INTEGER,
   recorded_at INTEGER NOT NULL, summary TEXT NOT NULL,
   PRIMARY KEY (tenant, run_id)

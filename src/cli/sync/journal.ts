@@ -2,7 +2,7 @@
 // (--journal) or a Postgres schema (--postgres, with --schema). pg is an optional peer: it is
 // imported only when --postgres is given.
 import { redactor } from '../../internal/report/redaction';
-import { type SyncJournal, sqliteJournal } from '../../sync';
+import { type SyncJournal, SyncJournalError, sqliteJournal } from '../../sync';
 import { UsageError } from '../usage-error';
 import type { Values } from './context';
 
@@ -21,7 +21,7 @@ export type JournalTarget =
     };
 
 /** The option `--postgres` given without a value: read from DATABASE_URL. */
-export const FROM_ENV = '';
+const FROM_ENV = '';
 
 /**
  * `--postgres` followed by nothing or by another option takes its connection string from
@@ -163,9 +163,16 @@ export async function openJournal(
   };
   try {
     if (readOnly) {
-      const { rows } = await pool.query('SELECT pg_catalog.to_regclass($1) IS NOT NULL AS made', [
-        `"${target.schema}".format`,
-      ]);
+      const { rows } = await pool
+        .query('SELECT pg_catalog.to_regclass($1) IS NOT NULL AS made', [`"${target.schema}".format`])
+        .catch((error: unknown) => {
+          const why = error instanceof Error ? error.message : String(error);
+          throw new SyncJournalError(
+            'unavailable',
+            `The Postgres journal in schema ${target.schema} on ${target.shown} could not be read (${why}).`,
+            { cause: error },
+          );
+        });
       if ((rows[0] as { made?: unknown } | undefined)?.made !== true) {
         throw new UsageError(
           `No journal in schema ${target.schema} on ${target.shown}: crm sync apply makes one`,
