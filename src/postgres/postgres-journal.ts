@@ -14,6 +14,7 @@ import type {
   SyncJournalTakeover,
   SyncType,
 } from '../sync/journal';
+import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
 import type { PostgresPool, PostgresPoolClient } from './pool';
 import { runsSql, schemaSql } from './schema';
@@ -721,6 +722,15 @@ class PostgresJournal implements SyncJournal {
         bytesOf(run.summary, 'run summary'),
       ],
     );
+    // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
+    if (run.finishedAt !== undefined) {
+      await this.#query(
+        'written',
+        `DELETE FROM ${this.#s}.runs WHERE tenant = $1 AND run_id NOT IN
+         (SELECT run_id FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2)`,
+        [bytesOf(tenant, 'tenant'), SYNC_HISTORY_KEPT],
+      );
+    }
   }
 
   async runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {

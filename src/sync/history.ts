@@ -53,7 +53,6 @@ export class RunRecorder {
   readonly #runId: string;
   readonly #startedAt: number;
   readonly #progress = new Map<SyncType, SyncProgress>();
-  #changed = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   /** The record being written: one at a time, in order, the end last. */
   #writing: Promise<void> = Promise.resolve();
@@ -70,20 +69,15 @@ export class RunRecorder {
   async start(): Promise<void> {
     if (!this.#journal.addRun) return;
     await this.#write(empty(), undefined);
-    this.#timer = setInterval(() => {
-      // Written when the run moved, and in any case once a lease would lapse: a shared journal's
-      // reader judges a run alive by the age of its record.
-      if (!this.#changed && this.#sinceRecorded() < recordEvery(this.#journal) * 2) return;
-      this.#changed = false;
-      this.#queue(this.#sofar(), undefined);
-    }, recordEvery(this.#journal));
+    // Written at every tick, moved or not: a shared journal's reader judges a run alive by the
+    // age of its record, so a run waiting on a slow list or server records that it is alive.
+    this.#timer = setInterval(() => this.#queue(this.#sofar(), undefined), recordEvery(this.#journal));
     this.#timer.unref?.();
   }
 
   /** Takes a progress report (onProgress's), written with the next record. */
   readonly progress = (progress: SyncProgress): void => {
     this.#progress.set(progress.type, progress);
-    this.#changed = true;
   };
 
   /** Writes the run's end: its report, or the error it stopped with (only its name: a message may hold anything). */
@@ -101,12 +95,6 @@ export class RunRecorder {
           };
     this.#queue(summary, Date.now());
     await this.#writing;
-  }
-
-  #recordedAt = 0;
-
-  #sinceRecorded(): number {
-    return Date.now() - this.#recordedAt;
   }
 
   #sofar(): Summary {
@@ -136,7 +124,6 @@ export class RunRecorder {
       summary: JSON.stringify(summary),
     };
     await this.#journal.addRun?.(this.#tenant, run);
-    this.#recordedAt = recordedAt;
   }
 }
 

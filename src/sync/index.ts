@@ -21,6 +21,7 @@ export type {
   SyncJournalTakeover,
   SyncType,
 } from './journal';
+export { SYNC_HISTORY_KEPT } from './journal';
 export { SyncJournalError } from './journal-error';
 export { MAX_SYNC_KEY_BYTES } from './keys';
 export { type MemoryJournalOptions, memoryJournal } from './memory-journal';

@@ -125,7 +125,9 @@ export interface SyncJournal {
    * Optional: keeps a run in the tenant's history, replacing the record of the same `runId`.
    * `CrmSync.run()` calls it when a run starts (once it may go), as it goes (its progress, every
    * third of a lease, 10 s at most) and when it ends, so that a run killed on the way stays in the
-   * history with its last progress and no end. A journal without it keeps no history.
+   * history with its last progress and no end. A journal without it keeps no history. A journal
+   * keeps at least the tenant's last 1,000 runs (by start), and may forget
+   * older ones when a run ends (the SDK's journals do).
    */
   addRun?(tenant: string, run: SyncJournalRun): void | Promise<void>;
 
@@ -158,6 +160,9 @@ export interface SyncJournal {
    */
   readonly claims?: SyncJournalClaims | undefined;
 }
+
+/** How many runs of a tenant the SDK's journals keep (see {@link SyncJournal.addRun}): older ones are forgotten when a run ends. */
+export const SYNC_HISTORY_KEPT = 1000;
 
 /** A run in a journal's history (see {@link SyncJournal.addRun}). */
 export interface SyncJournalRun {

@@ -10,6 +10,7 @@ import type {
   SyncJournalState,
   SyncType,
 } from './journal';
+import { SYNC_HISTORY_KEPT } from './journal';
 import { SyncJournalError } from './journal-error';
 import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
 import {
@@ -342,13 +343,21 @@ class SqliteJournal implements SyncJournal {
 
   addRun(tenant: string, run: SyncJournalRun): void {
     const opened = this.#use();
-    this.#transaction('written', () =>
+    this.#transaction('written', () => {
       opened.db
         .prepare(
           'INSERT OR REPLACE INTO runs (tenant, run_id, started_at, finished_at, recorded_at, summary) VALUES (?, ?, ?, ?, ?, ?)',
         )
-        .run(tenant, run.runId, run.startedAt, run.finishedAt ?? null, run.recordedAt, run.summary),
-    );
+        .run(tenant, run.runId, run.startedAt, run.finishedAt ?? null, run.recordedAt, run.summary);
+      // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
+      if (run.finishedAt !== undefined) {
+        opened.db
+          .prepare(
+            'DELETE FROM runs WHERE tenant = ? AND run_id NOT IN (SELECT run_id FROM runs WHERE tenant = ? ORDER BY started_at DESC, run_id LIMIT ?)',
+          )
+          .run(tenant, tenant, SYNC_HISTORY_KEPT);
+      }
+    });
   }
 
   runs(tenant: string, limit: number): readonly SyncJournalRun[] {
