@@ -89,7 +89,7 @@ const configs: Options[] = [
     format: ['esm'],
     target: 'es2023',
     platform: 'node',
-    external: ['@modelcontextprotocol/sdk'],
+    external: ['@modelcontextprotocol/sdk', 'pg'],
     noExternal: [...selfContained, /^csv-parse(\/|$)/],
     // `crm sync` opens its journal with node:sqlite, which exists only by that name.
     removeNodeProtocol: false,

@@ -6,15 +6,18 @@ import type {
   SyncJournalClaimRequest,
   SyncJournalClaims,
   SyncJournalEntry,
+  SyncJournalInFlight,
   SyncJournalLock,
   SyncJournalLockOptions,
+  SyncJournalRun,
   SyncJournalState,
   SyncJournalTakeover,
   SyncType,
 } from '../sync/journal';
+import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
 import type { PostgresPool, PostgresPoolClient } from './pool';
-import { schemaSql } from './schema';
+import { runsSql, schemaSql } from './schema';
 
 /** The format this version writes (the `format` table's one row); any other is refused. */
 export const FORMAT = 1;
@@ -175,8 +178,8 @@ class PostgresJournal implements SyncJournal {
     if (this.#opened) return;
     // A journal that exists (every open but the first of a schema) is read in one statement, with
     // no transaction and no lock: the format row is written once and never changed.
-    const format = await this.#formatRow();
-    if (format === FORMAT) {
+    const found = await this.#formatRow();
+    if (found?.format === FORMAT && found.runs) {
       this.#opened = true;
       return;
     }
@@ -197,6 +200,8 @@ class PostgresJournal implements SyncJournal {
         }
         const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
         this.#check(rows);
+        // A journal made before the history had no runs table: its first opener adds it.
+        await client.query(runsSql(this.#s));
       },
       BEGIN,
       lockNumber('crm_sync.open', this.#schema),
@@ -208,14 +213,18 @@ class PostgresJournal implements SyncJournal {
    * The journal's format when its format table holds exactly one row, else undefined (no journal
    * yet, or one being created: the locked path of open() decides, and refuses what it must).
    */
-  async #formatRow(): Promise<number | undefined> {
+  async #formatRow(): Promise<{ format: number; runs: boolean } | undefined> {
     const client = await this.#connect('opened');
     const lost = () => {};
     client.on('error', lost);
     let failure: Error | undefined;
     try {
-      const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
-      return rows.length === 1 ? rows[0]?.format : undefined;
+      const rows = (
+        await client.query(`SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AS runs FROM ${this.#s}.format`, [
+          `${this.#s}.runs`,
+        ])
+      ).rows as { format: number; runs: boolean }[];
+      return rows.length === 1 ? rows[0] : undefined;
     } catch (error) {
       // 42P01 (no such table) and 3F000 (no such schema): a journal not created yet.
       const code = (error as { code?: unknown }).code;
@@ -686,6 +695,77 @@ class PostgresJournal implements SyncJournal {
       ).catch(() => {});
     }, leaseMs / 3);
     this.#renewal.unref?.();
+  }
+
+  async tenants(): Promise<readonly string[]> {
+    const rows = (await this.#query(
+      'read',
+      `SELECT tenant FROM ${this.#s}.entries UNION SELECT tenant FROM ${this.#s}.runs
+       UNION SELECT tenant FROM ${this.#s}.claims ORDER BY tenant`,
+      [],
+    )) as { tenant: Buffer }[];
+    return rows.map((row) => row.tenant.toString('utf8'));
+  }
+
+  async addRun(tenant: string, run: SyncJournalRun): Promise<void> {
+    await this.#query(
+      'written',
+      `INSERT INTO ${this.#s}.runs (tenant, run_id, started_at, finished_at, recorded_at, summary)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, run_id) DO UPDATE SET started_at = excluded.started_at,
+       finished_at = excluded.finished_at, recorded_at = excluded.recorded_at, summary = excluded.summary`,
+      [
+        bytesOf(tenant, 'tenant'),
+        bytesOf(run.runId, 'run id'),
+        String(run.startedAt),
+        run.finishedAt === undefined ? null : String(run.finishedAt),
+        String(run.recordedAt),
+        bytesOf(run.summary, 'run summary'),
+      ],
+    );
+    // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
+    if (run.finishedAt !== undefined) {
+      await this.#query(
+        'written',
+        `DELETE FROM ${this.#s}.runs WHERE tenant = $1 AND run_id NOT IN
+         (SELECT run_id FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2)`,
+        [bytesOf(tenant, 'tenant'), SYNC_HISTORY_KEPT],
+      );
+    }
+  }
+
+  async runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
+    const rows = (await this.#query(
+      'read',
+      `SELECT run_id, started_at, finished_at, recorded_at, summary FROM ${this.#s}.runs WHERE tenant = $1
+       ORDER BY started_at DESC, run_id LIMIT $2`,
+      [bytesOf(tenant, 'tenant'), limit],
+    )) as { run_id: Buffer; started_at: string; finished_at: string | null; recorded_at: string; summary: Buffer }[];
+    return rows.map((row) => ({
+      runId: row.run_id.toString('utf8'),
+      startedAt: Number(row.started_at),
+      finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
+      recordedAt: Number(row.recorded_at),
+      summary: row.summary.toString('utf8'),
+    }));
+  }
+
+  async inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
+    const rows = (await this.#query(
+      'read',
+      `SELECT ${COLUMNS.split(', ')
+        .map((column) => `e.${column}`)
+        .join(', ')}, c.run_id AS claimed_by,
+         (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at
+       FROM ${this.#s}.entries e JOIN ${this.#s}.claims c ON c.tenant = e.tenant AND c.type = e.type AND c.key = e.key
+       WHERE e.tenant = $1 AND e.state IN ('sending', 'inDoubt') AND c.expires_at > pg_catalog.clock_timestamp()
+       ORDER BY e.type, e.key`,
+      [bytesOf(tenant, 'tenant')],
+    )) as (Row & { claimed_by: Buffer; expires_at: string })[];
+    return rows.map((row) => ({
+      entry: this.#entryOf(row),
+      runId: row.claimed_by.toString('utf8'),
+      expiresAt: Number(row.expires_at),
+    }));
   }
 
   close(): void {

@@ -1,12 +1,21 @@
 import type { CrmClient } from 'crm-integration-sdk';
 import { CrmValidationError } from '../core/errors';
 import { Engine, type EngineSettings } from './engine';
+import { RunRecorder, readHistory } from './history';
 import type { SyncJournal, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { SYNC_TYPES } from './kinds';
 import { isMaxRemoved } from './remove';
 import { checkResolutions, resolveMany, type SyncResolution } from './resolve-many';
-import type { SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
+import type {
+  SyncHistoryOptions,
+  SyncHistoryRun,
+  SyncPlan,
+  SyncPlanOptions,
+  SyncReport,
+  SyncRunOptions,
+  SyncSource,
+} from './types';
 
 /** Options of `new CrmSync()`. */
 export interface CrmSyncOptions {
@@ -156,14 +165,31 @@ export class CrmSync {
     const lock = shared
       ? undefined
       : await this.#journal.lock(this.#tenant, settings.runId, options.signal ? { signal: options.signal } : {});
+    const recorder = new RunRecorder(this.#journal, this.#tenant, settings.runId);
     try {
+      // In the history before anything is sent, whoever runs it; its end once it has one.
+      await recorder.start();
       // A lock lost (this process stalled past its lease, and another run took it over) stops the run as its signal would.
       const signal =
         lock?.signal && options.signal
           ? AbortSignal.any([options.signal, lock.signal])
           : (lock?.signal ?? options.signal);
-      const report = await new Engine(settings, signal ? { ...options, signal } : options, false).run(source);
-      return lock?.takenOver ? { ...report, lockTakenOver: lock.takenOver } : report;
+      const { onProgress } = options;
+      const recording: SyncRunOptions = {
+        ...options,
+        ...(signal ? { signal } : {}),
+        onProgress: (progress) => {
+          recorder.progress(progress);
+          onProgress?.(progress);
+        },
+      };
+      const done = await new Engine(settings, recording, false).run(source);
+      const report = lock?.takenOver ? { ...done, lockTakenOver: lock.takenOver } : done;
+      await recorder.end({ report });
+      return report;
+    } catch (error) {
+      await recorder.end({ error });
+      throw error;
     } finally {
       await lock?.release();
     }
@@ -313,6 +339,27 @@ export class CrmSync {
     } finally {
       await lock?.release();
     }
+  }
+
+  /**
+   * The tenant's runs in the journal's history, the latest started first, whoever started them
+   * (`run()` in any process, `crm sync apply`): each with its start, its end, its counts, and
+   * where it stands (`'live'`, `'finished'`, `'stopped'`, or `'did-not-end'` for a run that was
+   * killed). A journal that keeps no history (one of your own without `addRun`) gives none.
+   *
+   * @param options - `limit`: how many runs, 1 to 1,000 (default 20).
+   * @example
+   * ```ts
+   * const [last] = await sync.history({ limit: 1 });
+   * if (last?.state === 'did-not-end') console.log(`run ${last.runId} was killed: see crm sync status`);
+   * ```
+   */
+  async history(options: SyncHistoryOptions = {}): Promise<SyncHistoryRun[]> {
+    const limit = options?.limit ?? 20;
+    if (!(Number.isSafeInteger(limit) && limit >= 1 && limit <= 1000))
+      rejectInput('limit', 'A whole number from 1 to 1,000');
+    await this.#journal.open();
+    return readHistory(this.#journal, this.#tenant, limit, Date.now());
   }
 
   async #open(): Promise<EngineSettings> {

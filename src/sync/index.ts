@@ -11,6 +11,7 @@ export type {
   SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalErrorReason,
+  SyncJournalInFlight,
   SyncJournalKey,
   SyncJournalLock,
   SyncJournalLockHolder,
@@ -20,6 +21,7 @@ export type {
   SyncJournalTakeover,
   SyncType,
 } from './journal';
+export { SYNC_HISTORY_KEPT } from './journal';
 export { SyncJournalError } from './journal-error';
 export { MAX_SYNC_KEY_BYTES } from './keys';
 export { type MemoryJournalOptions, memoryJournal } from './memory-journal';
@@ -34,6 +36,10 @@ export type {
   SyncCounts,
   SyncFailure,
   SyncFieldChange,
+  SyncHistoryFailure,
+  SyncHistoryOptions,
+  SyncHistoryRun,
+  SyncHistoryState,
   SyncInDoubt,
   SyncList,
   SyncMaxRemoved,

@@ -122,13 +122,27 @@ export interface SyncJournal {
   tenants?(): readonly string[] | Promise<readonly string[]>;
 
   /**
-   * Optional, for tools that show a journal: keeps a finished run's summary in the tenant's run
-   * log (a run of the same `runId` is replaced). The engine never calls it; `crm sync apply` does.
+   * Optional: keeps a run in the tenant's history, replacing the record of the same `runId`.
+   * `CrmSync.run()` calls it when a run starts (once it may go), as it goes (its progress, every
+   * third of a lease, 10 s at most) and when it ends, so that a run killed on the way stays in the
+   * history with its last progress and no end. A journal without it keeps no history. A journal
+   * keeps at least the tenant's last 1,000 runs (by start), and may forget
+   * older ones when a run ends (the SDK's journals do).
    */
   addRun?(tenant: string, run: SyncJournalRun): void | Promise<void>;
 
-  /** Optional: the tenant's last `limit` (1 to 1,000) runs of the run log, the newest first. */
+  /**
+   * Optional, with {@link SyncJournal.addRun}: the tenant's last `limit` (1 to 1,000) runs, the
+   * latest started first (`CrmSync.history()`, `crm sync status`).
+   */
   runs?(tenant: string, limit: number): readonly SyncJournalRun[] | Promise<readonly SyncJournalRun[]>;
+
+  /**
+   * Optional, for tools that show a shared journal (`crm sync status`): the tenant's entries
+   * that a live claim holds (creates other workers have in flight, which {@link SyncJournal.pending}
+   * leaves out), each with the run that holds it. The engine never calls it.
+   */
+  inFlight?(tenant: string): readonly SyncJournalInFlight[] | Promise<readonly SyncJournalInFlight[]>;
 
   /**
    * Optional, for tools that show a journal (`crm sync status`): the tenant's run lock as the
@@ -147,14 +161,34 @@ export interface SyncJournal {
   readonly claims?: SyncJournalClaims | undefined;
 }
 
-/** A run in a journal's run log (see {@link SyncJournal.addRun}). */
+/** How many runs of a tenant the SDK's journals keep (see {@link SyncJournal.addRun}): older ones are forgotten when a run ends. */
+export const SYNC_HISTORY_KEPT = 1000;
+
+/** A run in a journal's history (see {@link SyncJournal.addRun}). */
 export interface SyncJournalRun {
   /** The run's id, as its report gives it. */
   readonly runId: string;
-  /** When it finished (epoch milliseconds). */
-  readonly finishedAt: number;
-  /** What the tool that ran it keeps of it, as JSON (counts, failures): stored as given, never read. */
+  /** When it started (epoch milliseconds, its host's clock). */
+  readonly startedAt: number;
+  /** When it ended (epoch milliseconds), or undefined while it runs, or when it never ended (its process was killed). */
+  readonly finishedAt: number | undefined;
+  /**
+   * When this record was written (epoch milliseconds, its host's clock): a run that has not ended
+   * and whose record is older than a lease is one whose process stopped.
+   */
+  readonly recordedAt: number;
+  /** What the engine keeps of the run, as JSON (counts, progress, failures): stored as given, never read. */
   readonly summary: string;
+}
+
+/** An entry a live claim holds (see {@link SyncJournal.inFlight}). */
+export interface SyncJournalInFlight {
+  /** The entry, state `'sending'` while its create is in flight. */
+  readonly entry: SyncJournalEntry;
+  /** The run whose claim holds it. */
+  readonly runId: string;
+  /** When the claim lapses unless renewed (epoch milliseconds, the journal's clock). */
+  readonly expiresAt: number;
 }
 
 /**

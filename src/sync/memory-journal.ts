@@ -8,6 +8,7 @@ import type {
   SyncJournalRun,
   SyncType,
 } from './journal';
+import { SYNC_HISTORY_KEPT } from './journal';
 import { SyncJournalError } from './journal-error';
 import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
 
@@ -138,11 +139,15 @@ class MemoryJournal implements SyncJournal {
       this.#runs.set(tenant, runs);
     }
     runs.set(run.runId, { ...run });
+    if (run.finishedAt !== undefined && runs.size > SYNC_HISTORY_KEPT) {
+      const oldest = [...runs.values()].sort((a, b) => b.startedAt - a.startedAt).slice(SYNC_HISTORY_KEPT);
+      for (const old of oldest) runs.delete(old.runId);
+    }
   }
 
   runs(tenant: string, limit: number): readonly SyncJournalRun[] {
     const runs = [...(this.#runs.get(tenant)?.values() ?? [])];
-    return runs.sort((a, b) => b.finishedAt - a.finishedAt).slice(0, limit);
+    return runs.sort((a, b) => b.startedAt - a.startedAt).slice(0, limit);
   }
 
   #table(tenant: string, type: SyncType): Map<string, SyncJournalEntry> | undefined {

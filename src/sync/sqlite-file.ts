@@ -6,14 +6,24 @@ import { SyncJournalError } from './journal-error';
 /**
  * The format this version writes (PRAGMA user_version); a file with a higher one is refused.
  * Format 2 locks by a token and a lease (format 1 by a pid and a host): a version that reads
- * format 1 only would not see a format-2 lock renewed, so it refuses the file.
+ * format 1 only would not see a format-2 lock renewed, so it refuses the file. Format 3 keeps
+ * every run's start, end and progress (`runs`, written by the engine): a version that reads
+ * format 2 would write runs without a start, so it refuses the file.
  */
-export const FORMAT = 2;
+export const FORMAT = 3;
 
 const LOCKS = `CREATE TABLE IF NOT EXISTS locks (
   tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, token TEXT NOT NULL, version INTEGER NOT NULL,
   lease_ms INTEGER NOT NULL, taken_at INTEGER NOT NULL, renewed_at INTEGER NOT NULL
 );`;
+
+/** The history of runs (format 3): a run not ended has no `finished_at`. */
+const RUNS = `CREATE TABLE IF NOT EXISTS runs (
+  tenant TEXT NOT NULL, run_id TEXT NOT NULL, started_at INTEGER NOT NULL, finished_at INTEGER,
+  recorded_at INTEGER NOT NULL, summary TEXT NOT NULL,
+  PRIMARY KEY (tenant, run_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS runs_started ON runs (tenant, started_at);`;
 
 /**
  * What marks a file as a journal of this SDK: its `PRAGMA application_id` (a 32-bit number in the
@@ -38,6 +48,7 @@ CREATE TABLE IF NOT EXISTS entries (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_pending ON entries (tenant, state) WHERE state IN ('sending', 'inDoubt');
 ${LOCKS}
+${RUNS}
 PRAGMA user_version = ${FORMAT};
 `;
 
@@ -49,16 +60,24 @@ const FROM_FORMAT_1 = `ALTER TABLE locks RENAME TO locks_format_1;
 ${LOCKS}
 INSERT INTO locks SELECT tenant, run_id, 'format-1:' || run_id, 0, 30000, at, at FROM locks_format_1;
 DROP TABLE locks_format_1;
-PRAGMA user_version = ${FORMAT};`;
+PRAGMA user_version = 2;`;
 
 /** Format 1's locks read as format 2's by a reader that may not write the file (crm sync status). */
 export const FORMAT_1_LOCKS_READ = `${LOCKS.replace('CREATE TABLE IF NOT EXISTS locks', 'CREATE TEMP TABLE locks')}
 INSERT INTO temp.locks SELECT tenant, run_id, 'format-1:' || run_id, 0, 30000, at, at FROM main.locks;`;
 
-export const RUNS = `CREATE TABLE IF NOT EXISTS runs (
-  tenant TEXT NOT NULL, run_id TEXT NOT NULL, finished_at INTEGER NOT NULL, summary TEXT NOT NULL,
-  PRIMARY KEY (tenant, run_id)
-) WITHOUT ROWID;`;
+/** Format 2's run log, of finished runs (written by `crm sync apply` alone): their start is not known, and taken as their end. */
+const FORMAT_2_RUNS_AS_3 =
+  'SELECT tenant, run_id, finished_at AS started_at, finished_at, finished_at AS recorded_at, summary';
+
+/** Format 2 to 3: its run log (when it has one) becomes the history. */
+const FROM_FORMAT_2 = (hasRuns: boolean) => `${hasRuns ? 'ALTER TABLE runs RENAME TO runs_format_2;' : ''}
+${RUNS}
+${hasRuns ? `INSERT INTO runs ${FORMAT_2_RUNS_AS_3} FROM runs_format_2; DROP TABLE runs_format_2;` : ''}
+PRAGMA user_version = ${FORMAT};`;
+
+/** Format 2's run log read as format 3's by a reader that may not write the file (crm sync status). */
+export const FORMAT_2_RUNS_READ = `CREATE TEMP VIEW runs AS ${FORMAT_2_RUNS_AS_3} FROM main.runs;`;
 
 /** SQLITE_BUSY: another connection holds a lock this statement needs. */
 const BUSY = 5;
@@ -173,17 +192,27 @@ export async function openReadOnly(
 export function readOnlyReady(db: DatabaseSync, kind: 'empty' | 'ours' | 'unmarked', path: string): void {
   if (kind === 'empty')
     throw new SyncJournalError('unavailable', `The sync journal ${path} is empty: no run has written it.`);
-  const runs = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'runs'").get();
   // In the connection's memory: the file is not written.
-  if (!runs) db.exec(RUNS.replace('CREATE TABLE IF NOT EXISTS runs', 'CREATE TEMP TABLE runs'));
+  if (!hasTable(db, 'runs'))
+    db.exec(
+      RUNS.replace('CREATE TABLE IF NOT EXISTS runs', 'CREATE TEMP TABLE runs').replace(/CREATE INDEX[^;]*;/, ''),
+    );
 }
 
-/** Format 1 to 2 (FROM_FORMAT_1), once: processes opening one file at once each look again under the write lock. */
-export function fromFormat1(db: DatabaseSync): void {
+/** Whether the file has a table `name` (of its main database, not a reader's temporary one). */
+export const hasTable = (db: DatabaseSync, name: string): boolean =>
+  db.prepare("SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== undefined;
+
+/**
+ * Format 1 to 2 (FROM_FORMAT_1) and 2 to 3 (FROM_FORMAT_2), once: processes opening one file at
+ * once each look again under the write lock.
+ */
+export function upgrade(db: DatabaseSync): void {
   db.exec('BEGIN IMMEDIATE');
   try {
-    const { user_version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
-    if (user_version === 1) db.exec(FROM_FORMAT_1);
+    const version = () => (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+    if (version() === 1) db.exec(FROM_FORMAT_1);
+    if (version() === 2) db.exec(FROM_FORMAT_2(hasTable(db, 'runs')));
     db.exec('COMMIT');
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');

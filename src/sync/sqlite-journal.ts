@@ -10,19 +10,21 @@ import type {
   SyncJournalState,
   SyncType,
 } from './journal';
+import { SYNC_HISTORY_KEPT } from './journal';
 import { SyncJournalError } from './journal-error';
 import { type LeaseRow, type LeaseStore, leaseOption, RunLocks } from './lease';
 import {
   createPrivate,
   FORMAT,
   FORMAT_1_LOCKS_READ,
-  fromFormat1,
+  FORMAT_2_RUNS_READ,
+  hasTable,
   kindOf,
   openReadOnly,
-  RUNS,
   readOnlyReady,
   SCHEMA,
   SQLITE_JOURNAL_APPLICATION_ID,
+  upgrade,
   walMode,
 } from './sqlite-file';
 
@@ -191,13 +193,11 @@ class SqliteJournal implements SyncJournal {
         if (version === 0)
           db.exec(`BEGIN IMMEDIATE; ${SCHEMA} PRAGMA application_id = ${SQLITE_JOURNAL_APPLICATION_ID}; COMMIT;`);
         else if (kind === 'unmarked') db.exec(`PRAGMA application_id = ${SQLITE_JOURNAL_APPLICATION_ID};`);
-        if (version === 1) fromFormat1(db);
-        // The run log came after format 1's first files: added where it is missing, which a reader
-        // of format 1 that knows nothing of it ignores.
-        db.exec(RUNS);
-      } else if (version === 1) {
-        // Read as format 2, in the connection's memory: the file is not brought to format 2 by a reader.
-        db.exec(FORMAT_1_LOCKS_READ);
+        if (version === 1 || version === 2) upgrade(db);
+      } else {
+        // Read as format 3, in the connection's memory: the file is not brought to format 3 by a reader.
+        if (version === 1) db.exec(FORMAT_1_LOCKS_READ);
+        if (version < FORMAT && hasTable(db, 'runs')) db.exec(FORMAT_2_RUNS_READ);
       }
       const check = db.prepare('PRAGMA quick_check(1)').get() as { quick_check: string } | undefined;
       if (check?.quick_check !== 'ok') {
@@ -343,11 +343,21 @@ class SqliteJournal implements SyncJournal {
 
   addRun(tenant: string, run: SyncJournalRun): void {
     const opened = this.#use();
-    this.#transaction('written', () =>
+    this.#transaction('written', () => {
       opened.db
-        .prepare('INSERT OR REPLACE INTO runs (tenant, run_id, finished_at, summary) VALUES (?, ?, ?, ?)')
-        .run(tenant, run.runId, run.finishedAt, run.summary),
-    );
+        .prepare(
+          'INSERT OR REPLACE INTO runs (tenant, run_id, started_at, finished_at, recorded_at, summary) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(tenant, run.runId, run.startedAt, run.finishedAt ?? null, run.recordedAt, run.summary);
+      // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
+      if (run.finishedAt !== undefined) {
+        opened.db
+          .prepare(
+            'DELETE FROM runs WHERE tenant = ? AND run_id NOT IN (SELECT run_id FROM runs WHERE tenant = ? ORDER BY started_at DESC, run_id LIMIT ?)',
+          )
+          .run(tenant, tenant, SYNC_HISTORY_KEPT);
+      }
+    });
   }
 
   runs(tenant: string, limit: number): readonly SyncJournalRun[] {
@@ -355,11 +365,23 @@ class SqliteJournal implements SyncJournal {
       () =>
         this.#use()
           .db.prepare(
-            'SELECT run_id, finished_at, summary FROM runs WHERE tenant = ? ORDER BY finished_at DESC LIMIT ?',
+            'SELECT run_id, started_at, finished_at, recorded_at, summary FROM runs WHERE tenant = ? ORDER BY started_at DESC, run_id LIMIT ?',
           )
-          .all(tenant, limit) as unknown as { run_id: string; finished_at: number; summary: string }[],
+          .all(tenant, limit) as unknown as {
+          run_id: string;
+          started_at: number;
+          finished_at: number | null;
+          recorded_at: number;
+          summary: string;
+        }[],
     );
-    return rows.map((row) => ({ runId: row.run_id, finishedAt: row.finished_at, summary: row.summary }));
+    return rows.map((row) => ({
+      runId: row.run_id,
+      startedAt: row.started_at,
+      finishedAt: row.finished_at ?? undefined,
+      recordedAt: row.recorded_at,
+      summary: row.summary,
+    }));
   }
 
   /** Closes the file. A lock a run still holds is no longer renewed: taken over after its lease, as a dead process's. */
@@ -416,8 +438,8 @@ class SqliteJournal implements SyncJournal {
  * A run's lock names its run by a random token and is renewed every third of its lease (default
  * 30 s), so that processes of one pid and host name (containers) are told apart, and a lock whose
  * process died, on any host, blocks the next run for one lease at most (`SyncJournal.lock`). A
- * file written by an earlier version (format 1) is brought to format 2 when opened; a version
- * that reads format 1 only refuses it then.
+ * file written by an earlier version (format 1 or 2) is brought to format 3 when opened, its run
+ * log kept as the runs' history; a version that reads an earlier format only refuses it then.
  *
  * A file it makes is its owner's only (0600, and so its `-wal` and `-shm`), and marked as a
  * journal ({@link SQLITE_JOURNAL_APPLICATION_ID}); a file that holds anything and is not one is

@@ -372,3 +372,74 @@ export interface SyncPlan {
   /** The types whose removals a run would not send, and why (their entries are still listed). */
   readonly refusedRemovals: readonly SyncRefusedRemoval[];
 }
+
+/**
+ * Where a run of the history stands:
+ * - `'live'`: it has not ended, and its process still shows it is alive (it holds the tenant's
+ *   lock, renewed within its lease; with a shared journal, it recorded its progress within a lease);
+ * - `'finished'`: `run()` returned its report;
+ * - `'stopped'`: `run()` rejected (its signal aborted, a journal or source failed);
+ * - `'did-not-end'`: it never recorded an end, and its process no longer shows it is alive: it was
+ *   killed (or its host lost), and what it had in flight is in doubt.
+ */
+export type SyncHistoryState = 'live' | 'finished' | 'stopped' | 'did-not-end';
+
+/** A failure of a run, as its history keeps it (the first 100 of a run). */
+export interface SyncHistoryFailure {
+  /** Its list. */
+  readonly type: SyncType;
+  /** Its key. */
+  readonly key: string;
+  /** The error's message. */
+  readonly reason: string;
+  /** The request id of the answer, when it carried one. */
+  readonly requestId?: string | undefined;
+}
+
+/**
+ * A run in the journal's history (`sync.history()`, `crm sync status`), whoever started it:
+ * its start, its end, and its counts, as last recorded (at its end, or, for a live run or one that
+ * did not end, its progress: recorded every third of a lease, 10 s at most).
+ */
+export interface SyncHistoryRun {
+  /** The run's id, as its report gives it. */
+  readonly runId: string;
+  /** Where it stands. */
+  readonly state: SyncHistoryState;
+  /** When it started (its host's clock). */
+  readonly startedAt: Date;
+  /** When it ended; undefined for a live run and for one that did not end. */
+  readonly finishedAt: Date | undefined;
+  /** When it was last recorded: its end, or its last progress. */
+  readonly recordedAt: Date;
+  /** Records decided so far (of every list). */
+  readonly done: number;
+  /** Records created. */
+  readonly created: number;
+  /** Records updated. */
+  readonly updated: number;
+  /** Records unchanged. */
+  readonly unchanged: number;
+  /** Records set inactive. */
+  readonly deactivated: number;
+  /** Records failed. */
+  readonly failed: number;
+  /** Records in doubt at its end (this run's and earlier ones'), or made so by it as it went. */
+  readonly inDoubt: number;
+  /** Records left for later. */
+  readonly skipped: number;
+  /** Types whose removals it refused. */
+  readonly refusedRemovals: number;
+  /** Its failures, the first 100. */
+  readonly failures: readonly SyncHistoryFailure[];
+  /** The run whose lock it took over (that run's process had stopped renewing it). */
+  readonly lockTakenOver?: string | undefined;
+  /** For a `'stopped'` run: the name of the error it stopped with (`AbortError`, `SyncJournalError`). */
+  readonly stoppedBy?: string | undefined;
+}
+
+/** Options of `sync.history()`. */
+export interface SyncHistoryOptions {
+  /** How many runs, the latest started first: 1 to 1,000 (default 20). */
+  readonly limit?: number | undefined;
+}

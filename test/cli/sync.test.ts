@@ -169,7 +169,10 @@ describe('crm sync apply', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ created: 2, lockTakenOver: { runId: 'run_killed' } });
     // The run log keeps it, for crm sync status.
     const status = await runCrm(['sync', 'status', '--journal', s.journal], env);
-    expect(lines(status.stdout)[0]).toMatchObject({ lock: null, runs: [{ lockTakenOver: { runId: 'run_killed' } }] });
+    expect(lines(status.stdout)[0]).toMatchObject({
+      lock: null,
+      runs: [{ state: 'finished', lockTakenOver: 'run_killed' }],
+    });
   });
 
   it('exits 9 when a record failed, listing it on stderr and in the report', async () => {
@@ -267,7 +270,10 @@ describe('crm sync: bad files exit 2 before anything is sent', () => {
       expect([run.code, JSON.parse(run.stderr).message]).toEqual([2, message]);
     }
     const noJournal = await runCrm(['sync', 'plan', '--accounts', s.accounts], env);
-    expect([noJournal.code, JSON.parse(noJournal.stderr).message]).toEqual([2, '--journal <path> is required']);
+    expect([noJournal.code, JSON.parse(noJournal.stderr).message]).toEqual([
+      2,
+      'A journal is required: --journal <file>, or --postgres <connection string>',
+    ]);
     expect(server.fake.requests).toEqual([]);
   });
 
@@ -314,7 +320,7 @@ describe('crm sync status and resolve', () => {
       tenant: 'tenant_demo',
       // With what was sent, to search the CRM by.
       inDoubt: [{ type: 'accounts', key: 'C-1', state: 'inDoubt', sent: { name: 'Acme Ltd' } }],
-      runs: [expect.objectContaining({ created: 1, inDoubt: 1, failed: [] })],
+      runs: [expect.objectContaining({ state: 'finished', created: 1, inDoubt: 1, failed: 0, failures: [] })],
     });
 
     const stored = [...server.fake.store.accounts.values()].find((a) => a.name === 'Acme Ltd');

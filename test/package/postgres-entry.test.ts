@@ -34,6 +34,12 @@ describe.skipIf(!existsSync(join(DIST, 'postgres.js')))('the postgres entry, bui
     });
   }
 
+  it('the crm bin imports pg only when --postgres is given, by a dynamic import', () => {
+    const bin = readFileSync(join(DIST, 'cli/crm.js'), 'utf8');
+    expect(bin).toContain('import("pg")');
+    expect(bin).not.toMatch(/from\s*["']pg["']|require\(["']pg["']\)/);
+  });
+
   for (const entry of ['postgres.js', 'postgres.cjs']) {
     it(`${entry} takes SyncJournalError from the sync entry, and imports no pg`, () => {
       const text = readFileSync(join(DIST, entry), 'utf8');

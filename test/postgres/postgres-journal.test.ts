@@ -50,7 +50,7 @@ describe('postgresJournal()', () => {
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
       [schema],
     );
-    expect(tables.rows.map((r) => r.table_name)).toEqual(['claims', 'entries', 'format', 'locks']);
+    expect(tables.rows.map((r) => r.table_name)).toEqual(['claims', 'entries', 'format', 'locks', 'runs']);
     expect((await pool.query(`SELECT format FROM ${schema}.format`)).rows).toEqual([{ format: FORMAT }]);
     expect(
       (
@@ -99,9 +99,28 @@ describe('postgresJournal()', () => {
 
     await journal.open();
 
-    expect(statements).toEqual([`SELECT format FROM "${schema}".format`]);
+    expect(statements).toEqual([
+      `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AS runs FROM "${schema}".format`,
+    ]);
     await journal.write('acme', { put: [entry('accounts', 'a1', { crmId: 'crm_a1' })] });
     expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')?.crmId).toBe('crm_a1');
+  });
+
+  test('a journal made before the history of runs is given its runs table by the first worker that opens it, its entries kept', async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    const before = postgresJournal(pool, { schema });
+    await before.open();
+    await before.write('acme', { put: [entry('accounts', 'a1')] });
+    await pool.query(`DROP TABLE ${schema}.runs`);
+
+    const journal = postgresJournal(pool, { schema });
+    await journal.open();
+    const run = { runId: 'run_1', startedAt: 1, finishedAt: undefined, recordedAt: 2, summary: '{}' };
+    await journal.addRun?.('acme', run);
+    expect(await journal.runs?.('acme', 5)).toEqual([run]);
+    expect((await journal.get('acme', 'accounts', ['a1'])).size).toBe(1);
+    expect((await pool.query(`SELECT format FROM ${schema}.format`)).rows).toEqual([{ format: FORMAT }]);
   });
 
   test('refuses a journal written by a newer format, naming it, and changes nothing', async () => {

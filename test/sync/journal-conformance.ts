@@ -302,18 +302,42 @@ export function describeSyncJournal(
       });
     });
 
-    test('keeps a run log per tenant, the newest first, and lists the tenants of its entries and runs', async () => {
+    test('forgets, when a run ends, the runs of its tenant past the last 1,000 (by start), and no other tenant’s', async () => {
+      await withJournal(async ({ journal }) => {
+        if (!journal.addRun || !journal.runs) return;
+        const run = (i: number, finishedAt?: number) => ({
+          runId: `run_${String(i).padStart(4, '0')}`,
+          startedAt: i,
+          finishedAt,
+          recordedAt: i,
+          summary: '{}',
+        });
+        await journal.addRun('other', run(0, 0));
+        for (let i = 0; i < 1000; i++) await journal.addRun('alpha', run(i));
+        expect(await journal.runs('alpha', 1000)).toHaveLength(1000);
+        await journal.addRun('alpha', run(1000, 1001));
+
+        const kept = await journal.runs('alpha', 1000);
+        expect([kept.length, kept[0]?.runId, kept.at(-1)?.runId]).toEqual([1000, 'run_1000', 'run_0001']);
+        expect(await journal.runs('other', 10)).toHaveLength(1);
+      });
+    }, 120_000);
+
+    test('keeps a history of runs per tenant, the latest started first, a run not ended without an end, and lists the tenants of its entries and runs', async () => {
       await withJournal(async (under) => {
         const { journal } = under;
         if (!journal.addRun || !journal.runs || !journal.tenants) return;
         await journal.write('beta', { put: [entry('accounts', 'A-1')] });
-        await journal.addRun('alpha', { runId: 'run_1', finishedAt: 1_000, summary: '{"created":1}' });
-        await journal.addRun('alpha', { runId: 'run_2', finishedAt: 2_000, summary: '{"created":2}' });
-        await journal.addRun('alpha', { runId: 'run_1', finishedAt: 1_500, summary: '{"created":3}' });
+        const started = { runId: 'run_1', startedAt: 1_000, finishedAt: undefined, recordedAt: 1_000, summary: '{}' };
+        await journal.addRun('alpha', started);
+        await journal.addRun('alpha', { ...started, runId: 'run_2', startedAt: 2_000, recordedAt: 2_000 });
+        // A run's record is replaced as it goes, and at its end.
+        await journal.addRun('alpha', { ...started, recordedAt: 1_200, summary: '{"done":1}' });
+        await journal.addRun('alpha', { ...started, finishedAt: 1_500, recordedAt: 1_500, summary: '{"created":3}' });
 
         expect(await journal.runs('alpha', 10)).toEqual([
-          { runId: 'run_2', finishedAt: 2_000, summary: '{"created":2}' },
-          { runId: 'run_1', finishedAt: 1_500, summary: '{"created":3}' },
+          { runId: 'run_2', startedAt: 2_000, finishedAt: undefined, recordedAt: 2_000, summary: '{}' },
+          { runId: 'run_1', startedAt: 1_000, finishedAt: 1_500, recordedAt: 1_500, summary: '{"created":3}' },
         ]);
         expect(await journal.runs('alpha', 1)).toHaveLength(1);
         expect(await journal.runs('beta', 10)).toEqual([]);
@@ -351,6 +375,22 @@ export function describeSyncJournal(
         await again.open();
         expect((await again.get(tenant, 'accounts', UNICODE_KEYS)).size).toBe(UNICODE_KEYS.length);
         if (again !== journal) await again.close();
+      });
+    });
+
+    test('a run through it is in its history, whoever reads it: started, then ended with its counts', async () => {
+      await withJournal(async (under) => {
+        if (!under.journal.addRun || !under.journal.runs) return;
+        const { sync, fake } = await syncHarness({ journal: under.journal });
+        const report = await sync.run({ accounts: [{ key: 'H-1', data: { name: 'Hist' } }] });
+
+        const [run] = await sync.history();
+        expect(run).toMatchObject({ runId: report.runId, state: 'finished', created: 1, failed: 0, inDoubt: 0 });
+        expect(run?.finishedAt?.getTime()).toBeGreaterThanOrEqual(run?.startedAt.getTime() ?? Number.NaN);
+        const again = await under.reopen();
+        await again.open();
+        expect((await again.runs?.(fake.tenantId, 5))?.[0]).toMatchObject({ runId: report.runId });
+        if (again !== under.journal) await again.close();
       });
     });
 

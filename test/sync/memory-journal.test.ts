@@ -10,7 +10,9 @@ describeSyncJournal('memoryJournal()', ({ leaseMs }) => {
 
 test('memoryJournal() keeps a run log and lists its tenants, for crm sync status', () => {
   const journal = memoryJournal();
-  journal.addRun?.('acme', { runId: 'run_1', finishedAt: 1, summary: '{}' });
-  expect(journal.runs?.('acme', 5)).toEqual([{ runId: 'run_1', finishedAt: 1, summary: '{}' }]);
+  journal.addRun?.('acme', { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{}' });
+  expect(journal.runs?.('acme', 5)).toEqual([
+    { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{}' },
+  ]);
   expect(journal.tenants?.()).toEqual(['acme']);
 });

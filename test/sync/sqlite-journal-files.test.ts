@@ -152,7 +152,7 @@ describe('sqliteJournal(path, { readOnly: true })', () => {
     const journal = sqliteJournal(path);
     await journal.open();
     await journal.write('acme', { put: [entry('accounts', 'a1')] });
-    await journal.addRun?.('acme', { runId: 'run_1', finishedAt: 1, summary: '{}' });
+    await journal.addRun?.('acme', { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{}' });
     await journal.close();
   }
 
@@ -164,7 +164,9 @@ describe('sqliteJournal(path, { readOnly: true })', () => {
     const journal = sqliteJournal(path, { readOnly: true });
     await journal.open();
     expect(await journal.tenants?.()).toEqual(['acme']);
-    expect(await journal.runs?.('acme', 5)).toEqual([{ runId: 'run_1', finishedAt: 1, summary: '{}' }]);
+    expect(await journal.runs?.('acme', 5)).toEqual([
+      { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{}' },
+    ]);
     expect(await journal.pending('acme')).toEqual([]);
     expect(() => journal.write('acme', { put: [entry('accounts', 'a2')] })).toThrow(SyncJournalError);
     expect(snapshot(path)).toEqual(before);

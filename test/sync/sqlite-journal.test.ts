@@ -168,16 +168,24 @@ test('sqliteJournal() keeps a run log across reopening, added to a journal made 
   old.close();
   const journal = sqliteJournal(path);
   await journal.open();
-  await journal.addRun?.('acme', { runId: 'run_1', finishedAt: 1, summary: '{"created":1}' });
+  await journal.addRun?.('acme', {
+    runId: 'run_1',
+    startedAt: 1,
+    finishedAt: 1,
+    recordedAt: 1,
+    summary: '{"created":1}',
+  });
   await journal.close();
   const again = sqliteJournal(path);
   await again.open();
-  expect(await again.runs?.('acme', 5)).toEqual([{ runId: 'run_1', finishedAt: 1, summary: '{"created":1}' }]);
+  expect(await again.runs?.('acme', 5)).toEqual([
+    { runId: 'run_1', startedAt: 1, finishedAt: 1, recordedAt: 1, summary: '{"created":1}' },
+  ]);
   expect(await again.tenants?.()).toEqual(['acme']);
   await again.close();
 });
 
-test('a format-1 journal is brought to format 2 when opened: its lock of a pid and a host becomes a lease, taken over once it goes unrenewed', async () => {
+test('a format-1 journal is brought to format 3 when opened: its lock of a pid and a host becomes a lease, taken over once it goes unrenewed', async () => {
   const path = join(dir, 'format-1.db');
   const old = new DatabaseSync(path);
   // A run of the version before was killed holding the lock, on a host that no longer exists.
@@ -190,9 +198,71 @@ test('a format-1 journal is brought to format 2 when opened: its lock of a pid a
 
   expect(await journal.lockHolder?.('acme')).toMatchObject({ runId: 'run_old', leaseMs: 30_000 });
   const db = new DatabaseSync(path);
-  expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+  expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
   db.close();
   await journal.close();
+});
+
+/** A journal of format 2 as the version before wrote it: its run log of finished runs, kept by crm sync apply. */
+function format2(path: string): void {
+  const old = new DatabaseSync(path);
+  old.exec(`CREATE TABLE entries (tenant TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, crm_id TEXT, hash TEXT NOT NULL, data TEXT NOT NULL, attempted_at INTEGER, request_id TEXT, run_id TEXT NOT NULL, PRIMARY KEY (tenant, type, key)) WITHOUT ROWID;
+CREATE TABLE locks (tenant TEXT PRIMARY KEY, run_id TEXT NOT NULL, token TEXT NOT NULL, version INTEGER NOT NULL, lease_ms INTEGER NOT NULL, taken_at INTEGER NOT NULL, renewed_at INTEGER NOT NULL);
+CREATE TABLE runs (tenant TEXT NOT NULL, run_id TEXT NOT NULL, finished_at INTEGER NOT NULL, summary TEXT NOT NULL, PRIMARY KEY (tenant, run_id)) WITHOUT ROWID;
+INSERT INTO runs VALUES ('acme', 'run_old', 5000, '{"created":2,"failed":[{"type":"accounts","key":"C-9","reason":"bad"}],"inDoubt":1,"skipped":0}');
+PRAGMA user_version = 2; PRAGMA application_id = 1129467210;`);
+  old.close();
+}
+
+test('a format-2 journal is brought to format 3 when opened: its run log becomes the history, each run started when it ended', async () => {
+  const path = join(dir, 'format-2.db');
+  format2(path);
+  const journal = sqliteJournal(path);
+  await journal.open();
+
+  expect(await journal.runs?.('acme', 5)).toEqual([
+    {
+      runId: 'run_old',
+      startedAt: 5000,
+      finishedAt: 5000,
+      recordedAt: 5000,
+      summary: expect.stringContaining('"created":2'),
+    },
+  ]);
+  await journal.addRun?.('acme', {
+    runId: 'run_new',
+    startedAt: 6000,
+    finishedAt: undefined,
+    recordedAt: 6000,
+    summary: '{}',
+  });
+  expect((await journal.runs?.('acme', 5))?.map((run) => [run.runId, run.finishedAt])).toEqual([
+    ['run_new', undefined],
+    ['run_old', 5000],
+  ]);
+  await journal.close();
+  const db = new DatabaseSync(path);
+  expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+  db.close();
+  // A history kept in the new format is read back by the next process.
+  const again = sqliteJournal(path);
+  await again.open();
+  expect(await again.runs?.('acme', 5)).toHaveLength(2);
+  await again.close();
+});
+
+test('a format-2 journal read only is read as format 3 and left at format 2', async () => {
+  const path = join(dir, 'format-2-read.db');
+  format2(path);
+  const journal = sqliteJournal(path, { readOnly: true });
+  await journal.open();
+  expect((await journal.runs?.('acme', 5))?.map((run) => [run.runId, run.startedAt, run.finishedAt])).toEqual([
+    ['run_old', 5000, 5000],
+  ]);
+  await journal.close();
+  const db = new DatabaseSync(path);
+  expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+  db.close();
 });
 
 /*

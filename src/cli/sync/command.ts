@@ -1,14 +1,6 @@
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import {
-  CrmSync,
-  type SyncJournal,
-  type SyncMaxRemoved,
-  type SyncPlanEntry,
-  type SyncReport,
-  type SyncSource,
-  sqliteJournal,
-} from '../../sync';
+import { CrmSync, type SyncMaxRemoved, type SyncPlanEntry, type SyncReport, type SyncSource } from '../../sync';
 import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
@@ -18,6 +10,7 @@ import { UsageError } from '../usage-error';
 import { SOURCE_TYPES, type SourceType } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
 import { syncCommandHelp, syncHelp } from './help';
+import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
 import { type SyncCommand, syncOptions } from './options';
 import {
   type Input,
@@ -81,20 +74,24 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
   }
   const command = name as SyncCommand;
   const help = `crm sync ${command} --help`;
-  const { values, positionals } = parse(rest, syncOptions[command], help);
+  const { values, positionals } = parse(postgresWithoutValue(rest), syncOptions[command], help);
   if (values.help) {
     await write(io.stdout, syncCommandHelp(command));
     return EXIT.ok;
   }
   if (positionals.length) throw new UsageError(`Unexpected argument "${positionals[0]}"`, help);
-  const journalPath = values.journal;
-  if (typeof journalPath !== 'string' || journalPath === '') throw new UsageError('--journal <path> is required', help);
-  const context = { io, values, help, journalPath };
-  await refuseClobbering(context);
-  if (command === 'plan' || command === 'apply') return runSource(command, context);
-  if (command === 'resolve') return runResolve(context);
-  const { runStatus } = await import('./status');
-  return runStatus(context);
+  const target = journalTarget(values, io.env, help);
+  const context = { io, values, help, target };
+  try {
+    await refuseClobbering(context);
+    if (command === 'plan' || command === 'apply') return await runSource(command, context);
+    if (command === 'resolve') return await runResolve(context);
+    const { runStatus } = await import('./status');
+    return await runStatus(context);
+  } catch (error) {
+    // The connection string's password never reaches stderr, whatever quoted it.
+    throw redactError(error, target);
+  }
 }
 
 /**
@@ -102,7 +99,7 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
  * inputs: the journal or a source taken as the journal, the report, or a redirection of the
  * command's own output.
  */
-async function refuseClobbering({ io, values, help, journalPath }: SyncContext): Promise<void> {
+async function refuseClobbering({ io, values, help, target }: SyncContext): Promise<void> {
   const read: Input[] = [];
   for (const type of SOURCE_TYPES) {
     const file = values[type];
@@ -118,8 +115,10 @@ async function refuseClobbering({ io, values, help, journalPath }: SyncContext):
     const file = values[flag];
     if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag}`, path: file });
   }
-  await refuseOverwrite('--journal', journalPath, read, help);
-  const [journal, ...besideJournal] = await journalFiles(journalPath);
+  // A Postgres journal is no file of this machine's: only the outputs and the sources are compared.
+  const journalPath = target.kind === 'sqlite' ? target.path : undefined;
+  if (journalPath !== undefined) await refuseOverwrite('--journal', journalPath, read, help);
+  const [journal, ...besideJournal] = journalPath === undefined ? [] : await journalFiles(journalPath);
   for (const beside of besideJournal) {
     for (const input of read) {
       if (await sameFile(beside.path, input.path)) {
@@ -258,7 +257,14 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     throw new UsageError(empty, help);
   }
   if (empty !== undefined) io.stderr.write(`crm: apply would refuse this: ${empty}\n`);
-  const journal = sqliteJournal(context.journalPath);
+  let journalOpened: OpenedJournal;
+  try {
+    journalOpened = await openJournal(context.target, { readOnly: false, help });
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  const { journal } = journalOpened;
   let report: ReportFile | undefined;
   try {
     const sync = new CrmSync(crm, { journal });
@@ -295,7 +301,6 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     return await apply(
       context,
       sync,
-      journal,
       source as SyncSource,
       totals,
       { removed, maxRemoved, inDoubt, concurrency },
@@ -304,7 +309,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     );
   } finally {
     await report?.discard();
-    await journal.close();
+    await journalOpened.close();
     await opened.close();
   }
 }
@@ -363,7 +368,6 @@ interface ApplyOptions {
 async function apply(
   { io }: SyncContext,
   sync: CrmSync,
-  journal: SyncJournal,
   source: SyncSource,
   totals: ReadonlyMap<string, number>,
   options: ApplyOptions,
@@ -393,37 +397,11 @@ async function apply(
   progress.end();
   const json = redact(reportJson(report));
   await reportTo?.commit(`${jsonText(json, 2)}\n`);
-  await recordRun(journal, sync, report);
   const problems = problemLines(report, options.maxRemoved !== undefined);
   if (problems.length) io.stderr.write(`${problems.join('\n')}\n`);
   if (io.stdout.isTTY) await write(io.stdout, `${reportLine(report)}\n`);
   else await write(io.stdout, `${jsonText(json)}\n`);
   return report.failed.length || report.inDoubt.length || report.refusedRemovals.length ? EXIT.incomplete : EXIT.ok;
-}
-
-/** Keeps the run's summary in the journal's run log, for `crm sync status`. */
-async function recordRun(journal: SyncJournal, sync: CrmSync, report: SyncReport): Promise<void> {
-  if (!journal.addRun) return;
-  const { tenantId } = sync.toJSON();
-  const summary = {
-    created: report.created,
-    updated: report.updated,
-    unchanged: report.unchanged,
-    deactivated: report.deactivated,
-    skipped: report.skipped.length,
-    inDoubt: report.inDoubt.length,
-    refusedRemovals: report.refusedRemovals,
-    ...(report.lockTakenOver ? { lockTakenOver: report.lockTakenOver } : {}),
-    failed: report.failed.map(({ type, key, error }) => ({
-      type,
-      key,
-      reason: error.message,
-      ...((error as { requestId?: unknown }).requestId
-        ? { requestId: (error as { requestId?: unknown }).requestId }
-        : {}),
-    })),
-  };
-  await journal.addRun(tenantId, { runId: report.runId, finishedAt: Date.now(), summary: JSON.stringify(summary) });
 }
 
 /** Which way `crm sync resolve` settles: one record, a file of them, or by an export; its flags checked together. */
@@ -467,11 +445,11 @@ function resolveWay(values: Values, help: string) {
 }
 
 async function runResolve(context: SyncContext): Promise<number> {
-  const { io, values, help, journalPath } = context;
+  const { io, values, help, target } = context;
   const way = resolveWay(values, help);
   const { crm } = await clientFor(values as ConnectionValues, io, 'tenant');
   // The one place resolve opens its journal, whichever way it settles.
-  const journal = sqliteJournal(journalPath);
+  const { journal, close } = await openJournal(target, { readOnly: false, help });
   try {
     const sync = new CrmSync(crm, { journal });
     if (way.way === 'from') {
@@ -490,6 +468,6 @@ async function runResolve(context: SyncContext): Promise<number> {
     io.stderr.write(`${type} ${jsonText(key.slice(0, 80))}: ${said}\n`);
     return EXIT.ok;
   } finally {
-    await journal.close();
+    await close();
   }
 }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Environment } from '../config';
 import type { Streams } from '../output';
+import type { JournalTarget } from './journal';
 
 /** What `crm sync` touches beyond its arguments. */
 export interface SyncIo extends Streams, Environment {
@@ -21,5 +22,6 @@ export interface SyncContext {
   readonly io: SyncIo;
   readonly values: Values;
   readonly help: string;
-  readonly journalPath: string;
+  /** The journal the command line names: a SQLite file or a Postgres schema. */
+  readonly target: JournalTarget;
 }

@@ -6,18 +6,19 @@ import { type SyncCommand, syncOptions } from './options';
 const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
   plan: 'what apply would do, sending nothing',
   apply: 'load and sync: create, update, deactivate; resumes after a crash without duplicates',
-  status: "the journal's tenants, a run lock held and its age, last runs, and records in doubt or failed",
+  status:
+    "the journal's tenants, a run lock held and its age, last runs (live, ended, killed), and records in flight, in doubt or failed",
   resolve:
     'settle records in doubt: one (--id it has, or --absent), a file of them (--from), or by an export (--match)',
 };
 
 const USAGES: Readonly<Record<SyncCommand, string>> = {
-  plan: 'crm sync plan --journal <path> [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--removed keep|deactivate] [--max-removed <n|n%>] [options]',
+  plan: 'crm sync plan (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--removed keep|deactivate] [--max-removed <n|n%>] [options]',
   apply:
-    'crm sync apply --journal <path> [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
-  status: 'crm sync status --journal <path> [options]',
+    'crm sync apply (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
+  status: 'crm sync status (--journal <path> | --postgres [<url>] [--schema <name>]) [options]',
   resolve:
-    'crm sync resolve --journal <path> (--type <type> --key <key> (--id <crm-id> | --absent) | --from <file> | --type <type> --match <export.csv> [--absent-if-missing] [--apply]) [--force] [options]',
+    'crm sync resolve (--journal <path> | --postgres [<url>] [--schema <name>]) (--type <type> --key <key> (--id <crm-id> | --absent) | --from <file> | --type <type> --match <export.csv> [--absent-if-missing] [--apply]) [--force] [options]',
 };
 
 /** Each type's CSV columns, with their types and enum values: from the create commands' schemas. */
@@ -66,7 +67,7 @@ ${SOURCE_TYPES.map((type) => `  ${type}: ${SENT_FIELDS[type].join(', ')}`).join(
 /** `crm sync --help`: the commands, the sources and every type's columns. */
 export const syncHelp = (): string =>
   `${[
-    'Usage: crm sync <command> --journal <path> [options]',
+    'Usage: crm sync <command> (--journal <path> | --postgres [<url>]) [options]',
     'Loads and syncs a tenant from CSV or NDJSON files, through crm-integration-sdk/sync: a journal keeps\nwhat was synced, so a re-run sends only what changed and a crash never duplicates a record.',
     `Commands:\n${columns(Object.entries(SUMMARIES).map(([name, summary]) => [name, summary]))}`,
     SOURCES,

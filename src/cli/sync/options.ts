@@ -1,8 +1,14 @@
 import { connectionOptions, type OptionSpec } from '../global-options';
 
-/** The journal, which every `crm sync` command reads. */
+/** The journal, which every `crm sync` command reads: a SQLite file, or a Postgres schema. */
 const journalOption = {
-  journal: { type: 'string', value: '<path>', help: 'the SQLite journal file (created on the first run); required' },
+  journal: { type: 'string', value: '<path>', help: 'the SQLite journal file (created on the first run)' },
+  postgres: {
+    type: 'string',
+    value: '[<url>]',
+    help: 'the Postgres journal a fleet of workers shares, instead of --journal; without a value, DATABASE_URL (which keeps the password off the command line)',
+  },
+  schema: { type: 'string', value: '<name>', help: "with --postgres, the journal's schema (default: crm_sync)" },
 } as const satisfies Record<string, OptionSpec>;
 
 /** The four source lists, parents first. */

@@ -1,40 +1,24 @@
 import { access } from 'node:fs/promises';
-import {
-  type SyncJournalEntry,
-  type SyncJournalLockHolder,
-  type SyncJournalRun,
-  type SyncSentFields,
-  sqliteJournal,
+import { redactor } from '../../internal/report/redaction';
+import type {
+  SyncHistoryFailure,
+  SyncHistoryRun,
+  SyncJournal,
+  SyncJournalEntry,
+  SyncJournalLockHolder,
+  SyncSentFields,
 } from '../../sync';
+import { readHistory } from '../../sync/history';
 import { sentOf } from '../../sync/sent';
 import { EXIT } from '../failure';
 import { jsonText, write } from '../output';
 import { UsageError } from '../usage-error';
 import type { SyncContext } from './context';
+import { openJournal } from './journal';
 import { sentText, valueText } from './render';
 
 /** How many runs of each tenant status shows. */
 const LAST_RUNS = 5;
-
-interface RunFailure {
-  readonly type: string;
-  readonly key: string;
-  readonly reason?: string;
-  readonly requestId?: string;
-}
-
-/** A run of the log as status shows it: its summary (written by `crm sync apply`) read back. */
-function runOf(run: SyncJournalRun): Record<string, unknown> & { failed: RunFailure[] } {
-  let summary: Record<string, unknown> = {};
-  try {
-    summary = JSON.parse(run.summary) as Record<string, unknown>;
-  } catch {
-    // A summary another tool wrote: its id and time still say when it ran.
-  }
-  const failed = Array.isArray(summary.failed) ? (summary.failed as RunFailure[]) : [];
-  return { ...summary, runId: run.runId, finishedAt: new Date(run.finishedAt).toISOString(), failed };
-}
-
 /**
  * A tenant's run lock as status shows it. Its ages are this clock's now less the holder's stamps:
  * for a person to read (a holder's clock may be off), never what decides a takeover (the next run
@@ -81,41 +65,83 @@ function lockText(lock: LockStatus): string {
   return `  locked by run ${valueText(lock.runId)} for ${duration(lock.ageSeconds)} (since ${lock.takenAt}${renewed})${lease}`;
 }
 
-/** One tenant of the journal: its run lock, its last runs, its records in doubt, and the last run's failures. */
+/** A run as status shows it: the history's, its times as ISO strings. */
+type RunStatus = Omit<SyncHistoryRun, 'startedAt' | 'finishedAt' | 'recordedAt'> & {
+  readonly startedAt: string;
+  /** null for a live run and one that did not end: said in the JSON, where undefined would leave it out. */
+  readonly finishedAt: string | null;
+  readonly recordedAt: string;
+};
+
+const runOf = (run: SyncHistoryRun): RunStatus => ({
+  ...run,
+  startedAt: run.startedAt.toISOString(),
+  finishedAt: run.finishedAt?.toISOString() ?? null,
+  recordedAt: run.recordedAt.toISOString(),
+});
+
+interface RecordStatus {
+  readonly type: string;
+  readonly key: string;
+  readonly state: string;
+  readonly requestId?: string;
+  /** For a record in flight: the live run creating it. */
+  readonly runId?: string;
+  /** The identifying fields of the body sent. */
+  readonly sent: SyncSentFields;
+}
+
+/**
+ * One tenant of the journal: its run lock, its last runs (a live one first), the records live runs
+ * have in flight, its records in doubt, and the last ended run's failures.
+ */
 interface TenantStatus {
   readonly tenant: string;
   readonly lock: LockStatus | null;
-  readonly runs: ReturnType<typeof runOf>[];
-  readonly inDoubt: { type: string; key: string; state: string; requestId?: string; sent: SyncSentFields }[];
-  readonly failed: RunFailure[];
+  readonly runs: RunStatus[];
+  readonly inFlight: RecordStatus[];
+  readonly inDoubt: RecordStatus[];
+  readonly failed: SyncHistoryFailure[];
 }
 
-const inDoubtOf = (entry: SyncJournalEntry) => ({
+const recordOf = (entry: SyncJournalEntry, runId?: string): RecordStatus => ({
   type: entry.type,
   key: entry.key,
-  // 'sending': its process died before the answer was written.
+  // 'sending': its process died before the answer was written (or, in flight, is waiting for it).
   state: entry.state,
   ...(entry.requestId ? { requestId: entry.requestId } : {}),
   // What was sent, to search the CRM by: the identifying fields only.
   sent: sentOf(entry),
+  ...(runId !== undefined ? { runId } : {}),
 });
 
-const n = (value: unknown) => (typeof value === 'number' ? value : 0);
+const counts = (run: RunStatus) =>
+  `${run.created} created, ${run.updated} updated, ${run.unchanged} unchanged, ${run.deactivated} deactivated, ${run.failed} failed, ${run.inDoubt} in doubt, ${run.skipped} skipped`;
 
-/** A run's takeover of a dead run's lock, as its summary keeps it. */
-const tookOver = (taken: unknown): string => {
-  const runId = (taken as { runId?: unknown } | undefined)?.runId;
-  return typeof runId === 'string' ? `; took over the lock of run ${valueText(runId)}` : '';
-};
+function runText(run: RunStatus, now: number): string {
+  const id = valueText(run.runId);
+  const took = run.lockTakenOver ? `; took over the lock of run ${valueText(run.lockTakenOver)}` : '';
+  const recorded = `last recorded ${duration(secondsSince(Date.parse(run.recordedAt), now))} ago`;
+  switch (run.state) {
+    case 'live':
+      return `    ${run.startedAt}  ${id}  live, ${recorded}: ${run.done} done, ${counts(run)}${took}`;
+    case 'did-not-end':
+      return `    ${run.startedAt}  ${id}  did not end (its process stopped; ${recorded}): ${run.done} done, ${counts(run)}${took}`;
+    case 'stopped':
+      return `    ${run.startedAt}  ${id}  stopped at ${run.finishedAt}${run.stoppedBy ? ` (${valueText(run.stoppedBy)})` : ''}: ${counts(run)}${took}`;
+    default:
+      return `    ${run.startedAt}  ${id}  ended ${run.finishedAt}: ${counts(run)}${took}`;
+  }
+}
 
-function tenantText({ tenant, lock, runs, inDoubt, failed }: TenantStatus): string {
+function tenantText({ tenant, lock, runs, inFlight, inDoubt, failed }: TenantStatus, now: number): string {
   const lines = [`tenant ${valueText(tenant)}`];
   if (lock) lines.push(lockText(lock));
-  lines.push(runs.length ? '  last runs:' : '  no run recorded');
-  for (const run of runs) {
-    lines.push(
-      `    ${run.finishedAt}  ${run.runId}  ${n(run.created)} created, ${n(run.updated)} updated, ${n(run.unchanged)} unchanged, ${n(run.deactivated)} deactivated, ${run.failed.length} failed, ${n(run.inDoubt)} in doubt, ${n(run.skipped)} skipped${tookOver(run.lockTakenOver)}`,
-    );
+  lines.push(runs.length ? '  last runs (latest started first):' : '  no run recorded');
+  for (const run of runs) lines.push(runText(run, now));
+  if (inFlight.length) lines.push(`  in flight (${inFlight.length}): a live run is waiting for their answers`);
+  for (const entry of inFlight) {
+    lines.push(`    ${entry.type} ${valueText(entry.key)}${sentText(entry.sent)}: run ${valueText(entry.runId ?? '')}`);
   }
   lines.push(
     inDoubt.length
@@ -128,46 +154,71 @@ function tenantText({ tenant, lock, runs, inDoubt, failed }: TenantStatus): stri
       `    ${entry.type} ${valueText(entry.key)}${sentText(entry.sent)}${entry.requestId ? ` (request ${valueText(entry.requestId)})` : ''}: ${why}`,
     );
   }
-  if (failed.length) lines.push(`  failed in the last run (${failed.length}):`);
+  if (failed.length)
+    lines.push(`  failed in the last ended run (${failed.length}${failed.length === 100 ? ' or more' : ''}):`);
   for (const failure of failed) {
     lines.push(
-      `    ${failure.type} ${valueText(failure.key)}${failure.requestId ? ` (request ${valueText(failure.requestId)})` : ''}: ${valueText(failure.reason ?? '', 400)}`,
+      `    ${failure.type} ${valueText(failure.key)}${failure.requestId ? ` (request ${valueText(failure.requestId)})` : ''}: ${valueText(failure.reason, 400)}`,
     );
   }
   return `${lines.join('\n')}\n`;
 }
 
+/** One tenant's status: a `'sending'` entry of a live run (a lock journal's) or under a live claim (a shared one's) is in flight, not in doubt. */
+async function tenantStatus(journal: SyncJournal, tenant: string, now: number): Promise<TenantStatus> {
+  const history = await readHistory(journal, tenant, LAST_RUNS, now);
+  const runs = history.map(runOf);
+  const live = new Set(history.filter((run) => run.state === 'live').map((run) => run.runId));
+  const inFlight: RecordStatus[] = [];
+  const inDoubt: RecordStatus[] = [];
+  for (const entry of await journal.pending(tenant)) {
+    if (journal.claims === undefined && entry.state === 'sending' && live.has(entry.runId))
+      inFlight.push(recordOf(entry, entry.runId));
+    else inDoubt.push(recordOf(entry));
+  }
+  // A shared journal's pending() leaves out what live claims hold: those are in flight.
+  for (const held of (await journal.inFlight?.(tenant)) ?? []) inFlight.push(recordOf(held.entry, held.runId));
+  const lastEnded = history.find((run) => run.finishedAt !== undefined);
+  return {
+    tenant,
+    lock: lockOf(await journal.lockHolder?.(tenant), now),
+    runs,
+    inFlight,
+    inDoubt,
+    failed: [...(lastEnded?.failures ?? [])],
+  };
+}
+
 /**
  * `crm sync status`: the journal's tenants, each with its run lock when one is held (its run and
- * age), its last runs and their counts, every record in doubt with its request id, and every
- * record the last run failed with its reason. Reads the journal only: nothing is sent, and no
- * credential is needed.
+ * age), its last runs (live, ended, stopped, or killed: "did not end") and their counts, the
+ * records live runs have in flight, every record in doubt with its request id, and every record
+ * the last ended run failed with its reason. Reads the journal only: nothing is sent, and no
+ * credential of the CRM is needed.
  */
-export async function runStatus({ io, values, journalPath }: SyncContext): Promise<number> {
-  try {
-    await access(journalPath);
-  } catch {
-    throw new UsageError(`No journal at ${journalPath}: crm sync apply makes one`, 'crm sync status --help');
+export async function runStatus({ io, values, help, target }: SyncContext): Promise<number> {
+  if (target.kind === 'sqlite') {
+    try {
+      await access(target.path);
+    } catch {
+      throw new UsageError(`No journal at ${target.path}: crm sync apply makes one`, 'crm sync status --help');
+    }
   }
   // Read only, as its help says: a user who may read the journal but not write it reads it, and
   // no -wal or -shm file of this user's is left for the next apply to trip on.
-  const journal = sqliteJournal(journalPath, { readOnly: true });
+  const { journal, close } = await openJournal(target, { readOnly: true, help });
+  // Nothing the journal holds is a credential; the connection string's password is masked all the same.
+  const redact = redactor(target.kind === 'postgres' ? target.secrets : []);
   try {
     await journal.open();
     const asText = io.stdout.isTTY === true && values.json !== true;
     for (const tenant of (await journal.tenants?.()) ?? []) {
-      const runs = ((await journal.runs?.(tenant, LAST_RUNS)) ?? []).map(runOf);
-      const status: TenantStatus = {
-        tenant,
-        lock: lockOf(await journal.lockHolder?.(tenant), Date.now()),
-        runs,
-        inDoubt: (await journal.pending(tenant)).map(inDoubtOf),
-        failed: runs[0]?.failed ?? [],
-      };
-      await write(io.stdout, asText ? tenantText(status) : `${jsonText(status)}\n`);
+      const now = Date.now();
+      const status = await tenantStatus(journal, tenant, now);
+      await write(io.stdout, redact(asText ? tenantText(status, now) : `${jsonText(status)}\n`));
     }
   } finally {
-    await journal.close();
+    await close();
   }
   return EXIT.ok;
 }
