@@ -4,7 +4,7 @@ import { stampedDate } from './settle';
 /**
  * The fields of each type that a person searches the CRM by to find a record in doubt: an
  * account's or an opportunity's name (with the opportunity's account and amount, which tell two
- * deals of one name apart), a contact's email and names, an activity's kind, subject, date and
+ * deals of one name apart), a contact's email and names, an activity's subject, kind, date and
  * what it relates to. Only these are shown: never the rest of the data (which may hold notes,
  * phones), and never a credential, which a record's data does not hold.
  */
@@ -12,7 +12,7 @@ export const SENT_FIELDS: Readonly<Record<SyncType, readonly string[]>> = {
   accounts: ['name'],
   contacts: ['email', 'firstName', 'lastName'],
   opportunities: ['name', 'accountId', 'amount'],
-  activities: ['type', 'subject', 'activityDate', 'opportunityId', 'relatedToType', 'relatedToId'],
+  activities: ['subject', 'type', 'activityDate', 'opportunityId', 'relatedToType', 'relatedToId'],
 };
 
 /** The identifying fields of a record's body as it was sent (see {@link SyncInDoubt.sent}). */

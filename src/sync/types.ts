@@ -140,7 +140,7 @@ export interface SyncInDoubt {
   /**
    * The identifying fields of the body that was sent, to search the CRM by: an account's `name`;
    * an opportunity's `name`, `accountId` and `amount`; a contact's `email`, `firstName` and
-   * `lastName`; an activity's `type`, `subject`, `activityDate` (the one the sync stamped, when
+   * `lastName`; an activity's `subject`, `type`, `activityDate` (the one the sync stamped, when
    * the source gave none) and what it relates to (`opportunityId`, or `relatedToType` and
    * `relatedToId`). A field the body did not hold is left out. Never the rest of the data, and
    * never a credential.

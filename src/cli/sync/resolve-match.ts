@@ -224,7 +224,6 @@ function decide(
 ): Decided[] {
   const identifying = SENT_FIELDS[type];
   const seekers = new Map<SyncJournalEntry, Seeker>();
-  const unmatchable: SyncJournalEntry[] = [];
   const allFields = new Set<string>();
   const byLower = new Map([...exported.fields].map((f) => [f.toLowerCase(), f]));
   for (const entry of pending) {
@@ -239,8 +238,8 @@ function decide(
       fields[field] = sentValueOf(field, value);
       allFields.add(field);
     }
+    // Without one of its identifying fields to compare, a record stays in doubt: 'unmatchable'.
     if (identifying.some((field) => Object.hasOwn(fields, field))) seekers.set(entry, { scope: '', fields });
-    else unmatchable.push(entry);
   }
   const candidates = candidatesOf(exported, allFields);
   const free = candidates.filter((c) => !mapped.has(c.id));

@@ -276,6 +276,48 @@ describe('crm sync resolve --match', () => {
     expect(server.fake.store.opportunities.size).toBe(2);
   });
 
+  it("settles an account's activity, which no run can look for, by its subject, kind and the date the sync stamped", async () => {
+    const journal = join(dir, 'j.db');
+    const accounts = fixture.file('a.csv', 'key,name\nA,Acme\n');
+    expect((await runCrm(['sync', 'apply', '--journal', journal, '--accounts', accounts], env)).code).toBe(0);
+    const account = idOf('Acme');
+    const notes = fixture.file(
+      'notes.ndjson',
+      ['Call', 'Visit']
+        .map(
+          (subject, i) =>
+            `${JSON.stringify({ key: `N${i}`, data: { type: 'note', subject, relatedToType: 'account', relatedToId: account } })}\n`,
+        )
+        .join(''),
+    );
+    const args = ['sync', 'apply', '--journal', journal, '--activities', notes];
+    server.fake.failNext({ endpoint: 'createActivity', applied: true, status: 502, times: 2 });
+    expect((await runCrm(args, env)).code).toBe(9);
+    const file = fixture.file('export.csv', server.fake.store.exportCsv('activities'));
+    const run = await runCrm(
+      ['sync', 'resolve', '--journal', journal, '--match', file, '--type', 'activities', '--apply'],
+      env,
+    );
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({
+      key: 'N0',
+      action: 'settle',
+      sent: {
+        subject: 'Call',
+        type: 'note',
+        relatedToType: 'account',
+        relatedToId: account,
+        activityDate: expect.any(String),
+      },
+    });
+    expect((await runCrm(args, env)).code).toBe(0);
+    expect(server.fake.store.activities.size).toBe(2);
+  });
+
   it('refuses an export without an id column, without a column that identifies the type, or with an id twice', async () => {
     const { journal } = await inDoubt();
     const match = (file: string) => ['sync', 'resolve', '--journal', journal, '--match', file, '--type', 'accounts'];
