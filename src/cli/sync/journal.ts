@@ -122,6 +122,7 @@ interface PgModule {
   readonly Pool: new (config: {
     connectionString: string;
     max: number;
+    connectionTimeoutMillis: number;
     application_name: string;
   }) => {
     connect(): Promise<never>;
@@ -154,7 +155,14 @@ export async function openJournal(
     },
   );
   const { postgresJournal } = await import('../../postgres/postgres-journal');
-  const pool = new pg.Pool({ connectionString: target.connectionString, max: 4, application_name: 'crm sync' });
+  // Enough clients for apply's claims, commits and renewals at its highest concurrency's pace,
+  // and a connection that cannot be made within 15 s fails rather than hang the command.
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: 10,
+    connectionTimeoutMillis: 15_000,
+    application_name: 'crm sync',
+  });
   // An idle connection that drops is the pool's to replace: the journal's next statement says what failed.
   pool.on('error', () => {});
   const name = `the Postgres journal in schema ${target.schema} on ${target.shown}`;
