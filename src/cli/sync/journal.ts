@@ -88,6 +88,10 @@ export function journalTarget(
     if (typeof journal !== 'string' || journal === '') {
       throw new UsageError('A journal is required: --journal <file>, or --postgres <connection string>', help);
     }
+    // A connection string given as a file would be echoed, password and all, in every message that names the file.
+    if (/^postgres(ql)?:/i.test(journal)) {
+      throw new UsageError('--journal takes a SQLite file: give a Postgres connection string to --postgres', help);
+    }
     return { kind: 'sqlite', path: journal };
   }
   const connectionString = postgres === FROM_ENV ? env.DATABASE_URL : String(postgres);

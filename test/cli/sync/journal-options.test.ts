@@ -34,6 +34,11 @@ describe('the journal a crm sync command names', () => {
         '--schema must be a lower-case SQL identifier (letters, digits and _, at most 63 characters)',
       ],
       [
+        ['status', '--journal', 'postgres://erp:pw-in-the-wrong-flag@db/erp'],
+        {},
+        '--journal takes a SQLite file: give a Postgres connection string to --postgres',
+      ],
+      [
         ['apply', '--postgres', '--journal', join(dir, 'a.db'), '--accounts', join(dir, 'x.csv')],
         { DATABASE_URL: 'postgres://h/db' },
         'Give one journal: --journal <file> or --postgres <connection string>, not both',
