@@ -48,6 +48,8 @@ function secretsOf(connectionString: string): string[] {
         // A malformed escape: the password as written is masked.
       }
     }
+    // node-postgres also reads a password given as a query parameter.
+    for (const value of url.searchParams.getAll('password')) secrets.push(value, encodeURIComponent(value));
   } catch {
     // Not a URL: libpq's key=value form, its password quoted or not.
     for (const match of connectionString.matchAll(/password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|(\S+))/gi)) {

@@ -69,6 +69,15 @@ describe('the journal a crm sync command names', () => {
     expect((quoted.cause as Error).message).toBe('password "[redacted]" refused');
     expect(String(quoted.stack)).not.toMatch(/cret-1/);
 
+    const query = journalTarget(
+      { postgres: 'postgres://erp@db.example/erp?sslmode=require&password=q%3Dk3y' },
+      {},
+      HELP,
+    );
+    expect((redactError(new Error('refused q=k3y and q%3Dk3y'), query) as Error).message).toBe(
+      'refused [redacted] and [redacted]',
+    );
+
     const keyValue = journalTarget({ postgres: "host=db.example dbname=erp password='it\\'s k3y'" }, {}, HELP);
     expect(keyValue).toMatchObject({ shown: 'db.example/erp' });
     const usage = new UsageError("bad: password='it\\'s k3y' (it's k3y)", HELP);
