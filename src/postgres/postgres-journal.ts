@@ -712,7 +712,8 @@ class PostgresJournal implements SyncJournal {
       'written',
       `INSERT INTO ${this.#s}.runs (tenant, run_id, started_at, finished_at, recorded_at, summary)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, run_id) DO UPDATE SET started_at = excluded.started_at,
-       finished_at = excluded.finished_at, recorded_at = excluded.recorded_at, summary = excluded.summary`,
+       finished_at = excluded.finished_at, recorded_at = excluded.recorded_at, summary = excluded.summary,
+       stamped_at = pg_catalog.clock_timestamp()`,
       [
         bytesOf(tenant, 'tenant'),
         bytesOf(run.runId, 'run id'),
@@ -736,16 +737,26 @@ class PostgresJournal implements SyncJournal {
   async runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
     const rows = (await this.#query(
       'read',
-      `SELECT run_id, started_at, finished_at, recorded_at, summary FROM ${this.#s}.runs WHERE tenant = $1
-       ORDER BY started_at DESC, run_id LIMIT $2`,
+      `SELECT run_id, started_at, finished_at, recorded_at, summary,
+         (extract(epoch FROM pg_catalog.clock_timestamp() - stamped_at) OPERATOR(pg_catalog.*) 1000)::bigint AS age_ms
+       FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2`,
       [bytesOf(tenant, 'tenant'), limit],
-    )) as { run_id: Buffer; started_at: string; finished_at: string | null; recorded_at: string; summary: Buffer }[];
+    )) as {
+      run_id: Buffer;
+      started_at: string;
+      finished_at: string | null;
+      recorded_at: string;
+      summary: Buffer;
+      age_ms: string;
+    }[];
     return rows.map((row) => ({
       runId: row.run_id.toString('utf8'),
       startedAt: Number(row.started_at),
       finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
       recordedAt: Number(row.recorded_at),
       summary: row.summary.toString('utf8'),
+      // By the server's clock: a reader on another host tells a live run without comparing clocks.
+      ageMs: Number(row.age_ms),
     }));
   }
 

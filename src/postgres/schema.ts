@@ -31,13 +31,15 @@ ${runsSql(s)}
 
 /**
  * The history of runs: one row per run, written at its start, as it goes and at its end (a run
- * not ended has no `finished_at`); times are epoch milliseconds of the run's host. Added to a
+ * not ended has no `finished_at`); times are epoch milliseconds of the run's host, but
+ * `stamped_at`, the server's time of the last write, by which a reader tells a live run. Added to a
  * journal of format 1 made before it by the first worker that opens it (older workers ignore it).
  */
 export const runsSql = (s: string): string => `
 CREATE TABLE IF NOT EXISTS ${s}.runs (
   tenant bytea NOT NULL, run_id bytea NOT NULL, started_at bigint NOT NULL, finished_at bigint,
   recorded_at bigint NOT NULL, summary bytea NOT NULL,
+  stamped_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
   PRIMARY KEY (tenant, run_id)
 );
 `;

@@ -206,7 +206,8 @@ async function livenessOf(journal: SyncJournal, tenant: string, now: number): Pr
       (holder.renewedAt === undefined || now - holder.renewedAt <= (holder.leaseMs ?? DEFAULT_LEASE_MS));
   }
   const lease = journal.claims?.leaseMs ?? DEFAULT_LEASE_MS;
-  return (run) => now - run.recordedAt <= lease;
+  // A database's own clock when the journal gives it: hosts' wall clocks are never compared (STYLE.md 25).
+  return (run) => (run.ageMs ?? now - run.recordedAt) <= lease;
 }
 
 /** A record of the journal as a {@link SyncHistoryRun}. */

@@ -179,6 +179,12 @@ export interface SyncJournalRun {
   readonly recordedAt: number;
   /** What the engine keeps of the run, as JSON (counts, progress, failures): stored as given, never read. */
   readonly summary: string;
+  /**
+   * Optional, from `runs()` of a journal with a clock of its own (a database's): how long ago
+   * the record was written, by that clock. A reader then judges whether a run of another host is
+   * alive without comparing the two hosts' wall clocks; without it, by `recordedAt`.
+   */
+  readonly ageMs?: number | undefined;
 }
 
 /** An entry a live claim holds (see {@link SyncJournal.inFlight}). */

@@ -46,6 +46,11 @@ test('apply, status and resolve take --postgres: a worker killed mid-create leav
     return run;
   };
 
+  const plan = await crm(['sync', 'plan', ...pg, '--accounts', accounts, '--json']);
+  expect([plan.code, lines(plan.stdout).at(-1)]).toEqual([
+    0,
+    expect.objectContaining({ counts: expect.objectContaining({ create: 2 }) }),
+  ]);
   const apply = await crm(['sync', 'apply', ...pg, '--accounts', accounts]);
   expect([apply.code, JSON.parse(apply.stdout)]).toEqual([0, expect.objectContaining({ created: 2 })]);
 

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { CrmClient } from '../../src/index';
 import { FORMAT, postgresJournal } from '../../src/postgres/postgres-journal';
+import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournal } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
 import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
@@ -106,6 +108,50 @@ describe('postgresJournal()', () => {
     expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')?.crmId).toBe('crm_a1');
   });
 
+  test("tells a live run from a killed one by the server's clock, whatever the clock of the run's host says", async () => {
+    const pool = postgres.pool();
+    const schema = fresh();
+    const journal = postgresJournal(pool, { schema, leaseMs: 1000 });
+    await journal.open();
+    const crm = new CrmClient({ baseUrl: 'https://crm.invalid', apiKey: 'k', tenantId: 'acme' });
+    // A host whose clock is a day behind, and one whose clock is a day ahead, both writing now.
+    const day = 86_400_000;
+    const now = Date.now();
+    await journal.addRun?.('acme', {
+      runId: 'run_behind',
+      startedAt: now - day,
+      finishedAt: undefined,
+      recordedAt: now - day,
+      summary: '{}',
+    });
+    await journal.addRun?.('acme', {
+      runId: 'run_ahead',
+      startedAt: now + day,
+      finishedAt: undefined,
+      recordedAt: now + day,
+      summary: '{}',
+    });
+    // One whose last record the server stamped two leases ago.
+    await journal.addRun?.('acme', {
+      runId: 'run_killed',
+      startedAt: now,
+      finishedAt: undefined,
+      recordedAt: now,
+      summary: '{}',
+    });
+    await pool.query(`UPDATE ${schema}.runs SET stamped_at = stamped_at - interval '2 seconds' WHERE run_id = $1`, [
+      Buffer.from('run_killed'),
+    ]);
+
+    const history = await new CrmSync(crm, { journal }).history();
+    expect(Object.fromEntries(history.map((run) => [run.runId, run.state]))).toEqual({
+      run_behind: 'live',
+      run_ahead: 'live',
+      run_killed: 'did-not-end',
+    });
+    journal.close();
+  });
+
   test('a journal made before the history of runs is given its runs table by the first worker that opens it, its entries kept', async () => {
     const pool = postgres.pool();
     const schema = fresh();
@@ -118,7 +164,7 @@ describe('postgresJournal()', () => {
     await journal.open();
     const run = { runId: 'run_1', startedAt: 1, finishedAt: undefined, recordedAt: 2, summary: '{}' };
     await journal.addRun?.('acme', run);
-    expect(await journal.runs?.('acme', 5)).toEqual([run]);
+    expect(await journal.runs?.('acme', 5)).toEqual([{ ...run, ageMs: expect.toSatisfy((age: number) => age >= 0) }]);
     expect((await journal.get('acme', 'accounts', ['a1'])).size).toBe(1);
     expect((await pool.query(`SELECT format FROM ${schema}.format`)).rows).toEqual([{ format: FORMAT }]);
   });

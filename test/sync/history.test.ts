@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { CrmClient } from '../../src/index';
 import { CrmSync } from '../../src/sync/crm-sync';
-import type { SyncJournal } from '../../src/sync/journal';
+import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
 import { memoryJournal } from '../../src/sync/memory-journal';
 import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import { startedServer } from '../support/fake-harness';
-import { erpSource, syncHarness } from '../support/sync';
+import { runCrm } from '../support/run-crm';
+import { erpSource, syncHarness, withMethods } from '../support/sync';
 
 const DIST = fileURLToPath(new URL('../../dist/sync.js', import.meta.url));
 const CHILD = fileURLToPath(new URL('./crash-child.mjs', import.meta.url));
@@ -86,6 +87,30 @@ describe('sync.history()', () => {
     const { sync } = await syncHarness({ journal });
     expect((await sync.run(erpSource(1))).created).toBe(6);
     expect(await sync.history()).toEqual([]);
+  });
+});
+
+describe('sync.history() of a shared journal (one with claims, no lock)', () => {
+  test('a run not ended is live while its record is younger than a claim’s lease, and did not end once older', async () => {
+    const memory = memoryJournal();
+    const journal = withMethods(memory, {
+      claims: { leaseMs: 1000 } as SyncJournalClaims,
+      addRun: (tenant, run) => memory.addRun?.(tenant, run),
+      runs: (tenant, limit) => memory.runs?.(tenant, limit) ?? [],
+    });
+    const { sync, fake } = await syncHarness({ journal });
+    const now = Date.now();
+    const run = (runId: string, startedAt: number, recordedAt: number, finishedAt?: number) =>
+      journal.addRun?.(fake.tenantId, { runId, startedAt, finishedAt, recordedAt, summary: '{"done":4}' });
+    await run('run_ended', now - 9000, now - 8000, now - 8000);
+    await run('run_killed', now - 7000, now - 5000);
+    await run('run_live', now - 3000, now);
+
+    expect((await sync.history()).map((r) => [r.runId, r.state, r.done])).toEqual([
+      ['run_live', 'live', 4],
+      ['run_killed', 'did-not-end', 4],
+      ['run_ended', 'finished', 4],
+    ]);
   });
 });
 
@@ -178,6 +203,12 @@ describe('a live run and a killed run in the history', () => {
         run?.runId,
       ]);
       await journal.close();
+      // crm sync status says the same: the run did not end, and what it had in flight is in doubt.
+      const status = await runCrm(['sync', 'status', '--journal', path]);
+      const shown = JSON.parse(status.stdout) as { runs: unknown[]; inFlight: unknown[]; inDoubt: unknown[] };
+      expect(shown.runs[0]).toMatchObject({ runId: run?.runId, state: 'did-not-end', finishedAt: null });
+      expect(shown.inFlight).toEqual([]);
+      expect(shown.inDoubt).toContainEqual(expect.objectContaining({ state: 'sending' }));
     },
   );
 });

@@ -3,6 +3,8 @@ import type { CrmClient, CrmError } from '../../src/index';
 import {
   CrmSync,
   memoryJournal,
+  type SyncHistoryRun,
+  type SyncHistoryState,
   type SyncInDoubt,
   type SyncJournal,
   type SyncPlan,
@@ -96,4 +98,14 @@ test("plan's onEntry is given each SyncPlanEntry, and may return nothing or a pr
   void sync.plan({ accounts: [] }, { onEntry: async () => {} });
   // @ts-expect-error onEntry is a function
   void sync.plan({ accounts: [] }, { onEntry: process.stdout });
+});
+
+test('sync.history() gives plain runs, their state one of four, their end optional', () => {
+  const sync = new CrmSync(crm, { journal: memoryJournal() });
+  expectTypeOf(sync.history({ limit: 5 })).resolves.toEqualTypeOf<SyncHistoryRun[]>();
+  expectTypeOf<SyncHistoryRun['state']>().toEqualTypeOf<SyncHistoryState>();
+  expectTypeOf<SyncHistoryState>().toEqualTypeOf<'live' | 'finished' | 'stopped' | 'did-not-end'>();
+  expectTypeOf<SyncHistoryRun['finishedAt']>().toEqualTypeOf<Date | undefined>();
+  // @ts-expect-error: a limit is a number
+  void sync.history({ limit: '5' });
 });

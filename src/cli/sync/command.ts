@@ -249,7 +249,8 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     command === 'plan' ? 'tenant' : 'apiKey',
     command === 'apply' ? { throttle: 'auto' } : {},
   );
-  const redact = redactor(secrets);
+  // The connection string's password is masked with the CRM's credentials in every line written.
+  const redact = redactor([...secrets, ...(context.target.kind === 'postgres' ? context.target.secrets : [])]);
   const { opened, totals } = await sourcesOf(context);
   const empty = emptyListRefusal(opened, totals, removed, maxRemoved);
   if (empty !== undefined && command === 'apply') {

@@ -48,6 +48,8 @@ function secretsOf(connectionString: string): string[] {
         // A malformed escape: the password as written is masked.
       }
     }
+    // node-postgres also reads a password given as a query parameter.
+    for (const value of url.searchParams.getAll('password')) secrets.push(value, encodeURIComponent(value));
   } catch {
     // Not a URL: libpq's key=value form, its password quoted or not.
     for (const match of connectionString.matchAll(/password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|(\S+))/gi)) {
@@ -88,6 +90,10 @@ export function journalTarget(
     if (typeof journal !== 'string' || journal === '') {
       throw new UsageError('A journal is required: --journal <file>, or --postgres <connection string>', help);
     }
+    // A connection string given as a file would be echoed, password and all, in every message that names the file.
+    if (/^postgres(ql)?:/i.test(journal)) {
+      throw new UsageError('--journal takes a SQLite file: give a Postgres connection string to --postgres', help);
+    }
     return { kind: 'sqlite', path: journal };
   }
   const connectionString = postgres === FROM_ENV ? env.DATABASE_URL : String(postgres);
@@ -122,6 +128,7 @@ interface PgModule {
   readonly Pool: new (config: {
     connectionString: string;
     max: number;
+    connectionTimeoutMillis: number;
     application_name: string;
   }) => {
     connect(): Promise<never>;
@@ -154,7 +161,14 @@ export async function openJournal(
     },
   );
   const { postgresJournal } = await import('../../postgres/postgres-journal');
-  const pool = new pg.Pool({ connectionString: target.connectionString, max: 4, application_name: 'crm sync' });
+  // Enough clients for apply's claims, commits and renewals at its highest concurrency's pace,
+  // and a connection that cannot be made within 15 s fails rather than hang the command.
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: 10,
+    connectionTimeoutMillis: 15_000,
+    application_name: 'crm sync',
+  });
   // An idle connection that drops is the pool's to replace: the journal's next statement says what failed.
   pool.on('error', () => {});
   const name = `the Postgres journal in schema ${target.schema} on ${target.shown}`;

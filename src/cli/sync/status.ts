@@ -154,8 +154,10 @@ function tenantText({ tenant, lock, runs, inFlight, inDoubt, failed }: TenantSta
       `    ${entry.type} ${valueText(entry.key)}${sentText(entry.sent)}${entry.requestId ? ` (request ${valueText(entry.requestId)})` : ''}: ${why}`,
     );
   }
-  if (failed.length)
-    lines.push(`  failed in the last ended run (${failed.length}${failed.length === 100 ? ' or more' : ''}):`);
+  // The history keeps a run's first 100 failures: its count says how many there were.
+  const count = runs.find((run) => run.finishedAt !== null)?.failed ?? failed.length;
+  const shown = count > failed.length ? `, the first ${failed.length} shown` : '';
+  if (failed.length) lines.push(`  failed in the last ended run (${count}${shown}):`);
   for (const failure of failed) {
     lines.push(
       `    ${failure.type} ${valueText(failure.key)}${failure.requestId ? ` (request ${valueText(failure.requestId)})` : ''}: ${valueText(failure.reason, 400)}`,

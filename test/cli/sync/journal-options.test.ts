@@ -34,6 +34,11 @@ describe('the journal a crm sync command names', () => {
         '--schema must be a lower-case SQL identifier (letters, digits and _, at most 63 characters)',
       ],
       [
+        ['status', '--journal', 'postgres://erp:pw-in-the-wrong-flag@db/erp'],
+        {},
+        '--journal takes a SQLite file: give a Postgres connection string to --postgres',
+      ],
+      [
         ['apply', '--postgres', '--journal', join(dir, 'a.db'), '--accounts', join(dir, 'x.csv')],
         { DATABASE_URL: 'postgres://h/db' },
         'Give one journal: --journal <file> or --postgres <connection string>, not both',
@@ -63,6 +68,15 @@ describe('the journal a crm sync command names', () => {
     expect(quoted.message).not.toMatch(/cret-1/);
     expect((quoted.cause as Error).message).toBe('password "[redacted]" refused');
     expect(String(quoted.stack)).not.toMatch(/cret-1/);
+
+    const query = journalTarget(
+      { postgres: 'postgres://erp@db.example/erp?sslmode=require&password=q%3Dk3y' },
+      {},
+      HELP,
+    );
+    expect((redactError(new Error('refused q=k3y and q%3Dk3y'), query) as Error).message).toBe(
+      'refused [redacted] and [redacted]',
+    );
 
     const keyValue = journalTarget({ postgres: "host=db.example dbname=erp password='it\\'s k3y'" }, {}, HELP);
     expect(keyValue).toMatchObject({ shown: 'db.example/erp' });
