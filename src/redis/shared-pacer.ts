@@ -82,6 +82,8 @@ const RAMP_STEP = (Math.LN2 * 1000) / SHARED_RAMP_MS;
 const LEARN_EARLY_MS = 150;
 /** A rate found this far below the pace of the phase that found it corrects that pace (see #learn). */
 const CORRECTED = 0.97;
+/** The least share of its pace that a phase paced at a rate known may set the rate to (see #found). */
+const FALLS_TO = 0.5;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
@@ -579,7 +581,18 @@ export class SharedPacer implements KeyPacer {
       // the outcomes: searching past it a second or two later cost a 20/s job one more pause of a
       // second, every time (W6 at 20/s: a rate found from the ramp at 23/s, then 20/s at the
       // next refusal, then 22/s a second after it).
-      learned = found.rate < pace * CORRECTED ? rateOf(phase.times, phase.heard, phase.dry, false) : found;
+      const corrected = found.rate < pace * CORRECTED ? rateOf(phase.times, phase.heard, phase.dry, false) : found;
+      learned = corrected;
+      if (last?.rate !== undefined && corrected.rate < pace * FALLS_TO) {
+        // Outcomes that bound the rate from above only (the first turn accepted, the next ones
+        // refused: the bucket emptied by requests the phase does not see) leave it anywhere below
+        // that bound, and their middle falls towards the least rate: 1/s from a phase paced at
+        // 20/s, kept for 30 s (W6 at 20/s held 1.2/s for 75 s in 2 rounds of 10). A phase paced
+        // at a rate known falls to half its pace at most, climbing back as a phase of its turns
+        // allows (a few turns: within seconds); a limit that did fall that far is found by halves.
+        const rate = pace * FALLS_TO;
+        learned = { rate, ceiling: rate, quietMs: found.quietMs };
+      }
     } else if (last?.rate !== undefined) {
       // Dry at its first turns, the bucket was empty before the phase (another client of the key):
       // that tells nothing of its rate. The pace climbs again from the rate known, not past this one.
