@@ -4,6 +4,7 @@ import type { Pagination } from '../../schemas/pagination';
 import { AttemptFailure, isNetworkFailure, type Outcome, type Received } from '../call/failure';
 import { type CallState, credentialOf, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
+import { gateOf } from '../call/unsent';
 import { withExtras } from '../hatches/extras';
 import { createReporter, type Reporter } from '../report/reporter';
 import { type Attempted, decide } from '../retry/decide';
@@ -98,6 +99,9 @@ export class Transport {
         let outcome: Outcome;
         let target: Target = request;
         try {
+          // Once the first attempt has its turn, and not before: what the gate writes (a create's
+          // intent) then tells of a request about to leave, not of one still waiting (call/unsent.ts).
+          if (retries === 0) await passGate(settings.signal);
           outcome = await attempt(this.#attempt, request, target, state, exchange, paced, traced);
           for (let hop = 0; hop < MAX_HOPS && 'response' in outcome && !outcome.response.ok; hop++) {
             const next = redirectOf(outcome, target, this.#origin);
@@ -225,6 +229,17 @@ export class Transport {
     // A signal's reason may itself be a CrmError (another call's, to cancel this one): not this call's.
     if (!request.settings.signal?.aborted && error instanceof CrmError) return error;
     return this.#reporter.error(error, { request, state });
+  }
+}
+
+/** Awaits the call's send gate, if it has one; one that rejects stops the call unsent. */
+async function passGate(signal: AbortSignal | undefined): Promise<void> {
+  const gate = gateOf(signal);
+  if (!gate) return;
+  try {
+    await gate();
+  } catch (cause) {
+    throw new CrmError('Not sent: its send gate refused it', { cause, sideEffects: 'none' });
   }
 }
 
