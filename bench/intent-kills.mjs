@@ -1,0 +1,203 @@
+// Issue 46, item 1: how many records a kill -9 leaves in doubt, against the requests truly in
+// flight at the kill. A fake at 100 requests/s (burst 10), answering after 20 ms, over real
+// sockets; a process (bench/intent-kills-child.mjs) syncs KILLS_RECORDS accounts with the
+// client's defaults, concurrency 8, on a SQLite journal, and is killed -9 once a random number of
+// its creates (1 to 100) have reached the server, after a random 0 to 15 ms more: a random
+// moment of the accounts phase. Each kill is a trial of its own (a fresh fake and journal).
+//
+// Per kill: the accounts the journal holds in doubt, against the creates the fake had received
+// and not answered at the kill (its own log of each create's arrival and answer); the accounts in
+// doubt that never reached the fake; every account the fake created mapped or in doubt. Then the
+// ones in doubt are resolved by hand (the fake's store, by name) and the sync run to its end: no
+// account twice. `node bench/intent-kills.mjs` prints the figures (KILLS, default 20; SEED).
+import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CrmClient } from '../dist/index.js';
+import { startFakeCrmServer } from '../dist/node/testing.js';
+import { CrmSync, sqliteJournal } from '../dist/sync.js';
+
+const CHILD = fileURLToPath(new URL('./intent-kills-child.mjs', import.meta.url));
+
+/** A small seeded generator (mulberry32), so that a run can be repeated with its seed. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One sync process, killed after `killAfter` creates reached the fake and `delayMs` more (or never). */
+function runChild(server, journalPath, records, watch, killAfter, delayMs) {
+  return new Promise((resolve) => {
+    const { fake } = server;
+    watch.running = true;
+    const child = spawn(process.execPath, [CHILD], {
+      env: {
+        ...process.env,
+        CRM_BASE_URL: server.url,
+        CRM_API_KEY: String(fake.credentials.apiKey),
+        CRM_TENANT_ID: fake.tenantId,
+        KILLS_JOURNAL: journalPath,
+        KILLS_RECORDS: String(records),
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    let killedAt;
+    let timer;
+    watch.onCreate = (count) => {
+      if (killAfter === undefined || count !== killAfter) return;
+      timer = setTimeout(() => {
+        killedAt = performance.now();
+        child.kill('SIGKILL');
+      }, delayMs);
+    };
+    child.on('close', async (code, signal) => {
+      clearTimeout(timer);
+      watch.onCreate = undefined;
+      watch.running = false;
+      await watch.settled();
+      resolve({ killed: signal === 'SIGKILL', killedAt, code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * `kills` trials; resolves to one row per kill: in doubt, in flight at the kill, in doubt that
+ * never reached the fake, accounts created but neither mapped nor in doubt, duplicates at the end.
+ */
+export async function killTrials({ kills = 20, records = 150, seed = Date.now() % 100_000 } = {}) {
+  const rand = random(seed);
+  const rows = [];
+  let tries = 0;
+  while (rows.length < kills && tries++ < kills * 3) {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-intent-kills-'));
+    const journalPath = join(dir, 'kills.sync.db');
+    const server = await startFakeCrmServer({ rateLimit: { perSecond: 100, burst: 10 }, latencyMs: 20 });
+    const { fake } = server;
+    // The fake's own log of each create: when it arrived, when its answer was ready.
+    const creates = [];
+    let handling = 0;
+    const sockets = [];
+    const watch = {
+      running: false,
+      onCreate: undefined,
+      async settled() {
+        // A killed child's requests may still be unread in the server's sockets: looked at once all are handled.
+        await Promise.all(
+          sockets.splice(0).map((s) => (s.closed ? undefined : new Promise((closed) => s.once('close', closed)))),
+        );
+        while (handling > 0) await new Promise((turn) => setTimeout(turn, 10));
+      },
+    };
+    const onSocket = ({ socket }) => {
+      if (watch.running) sockets.push(socket);
+    };
+    subscribe('net.server.socket', onSocket);
+    const handle = fake.handle.bind(fake);
+    fake.handle = (request) => {
+      const isCreate = request.method === 'POST' && new URL(request.url).pathname.endsWith('/accounts');
+      const entry = isCreate ? { received: performance.now(), answered: undefined, status: 0 } : undefined;
+      if (entry) creates.push(entry);
+      handling++;
+      if (entry) watch.onCreate?.(creates.length);
+      return handle(request)
+        .then((response) => {
+          if (entry) {
+            entry.answered = performance.now();
+            entry.status = response.status;
+          }
+          return response;
+        })
+        .finally(() => {
+          handling--;
+        });
+    };
+    try {
+      const killAfter = 1 + Math.floor(rand() * 100);
+      const delayMs = Math.floor(rand() * 16);
+      const killed = await runChild(server, journalPath, records, watch, killAfter, delayMs);
+      if (!killed.killed) continue;
+      const at = killed.killedAt;
+      // Creates the fake had received (and would act on) whose answer was not ready at the kill.
+      const inFlight = creates.filter((c) => c.received <= at && (c.answered === undefined || c.answered > at)).length;
+      const journal = sqliteJournal(journalPath);
+      await journal.open();
+      const tenant = fake.tenantId;
+      const pending = (await journal.pending(tenant)).filter((e) => e.type === 'accounts');
+      const byName = new Map([...fake.store.accounts.values()].map((a) => [String(a.name), a.id]));
+      const keys = Array.from({ length: records }, (_, i) => `A${i}`);
+      const entries = await journal.get(tenant, 'accounts', keys);
+      await journal.close();
+      const pendingKeys = new Set(pending.map((e) => e.key));
+      const neverReached = pending.filter((e) => !byName.has(`Account ${e.key.slice(1)}`)).length;
+      let unaccounted = 0;
+      for (const [name, id] of byName) {
+        const key = `A${name.split(' ')[1]}`;
+        const entry = entries.get(key);
+        if (!(entry?.state === 'synced' && entry.crmId === id) && !pendingKeys.has(key)) unaccounted++;
+      }
+      // The operator's part, then the sync to its end.
+      const operator = new CrmSync(new CrmClient({ ...fake.credentials, baseUrl: server.url }), {
+        journal: sqliteJournal(journalPath),
+      });
+      for (const { key } of pending)
+        await operator.resolve('accounts', key, byName.get(`Account ${key.slice(1)}`) ?? null);
+      const last = await runChild(server, journalPath, records, watch, undefined, 0);
+      if (last.code !== 0) throw new Error(`the sync after the kill failed: ${last.stderr}`);
+      const names = [...fake.store.accounts.values()].map((a) => String(a.name));
+      rows.push({
+        killAfter,
+        inDoubt: pending.length,
+        inFlight,
+        neverReached,
+        unaccounted,
+        duplicates: names.length - new Set(names).size,
+        missing: records - new Set(names).size,
+      });
+    } finally {
+      unsubscribe('net.server.socket', onSocket);
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { seed, rows };
+}
+
+/** The figures of the trials: per kill on average, and the worst excess of in doubt over in flight. */
+export function summary(rows) {
+  const sum = (f) => rows.reduce((a, r) => a + f(r), 0);
+  return {
+    kills: rows.length,
+    inDoubtPerKill: sum((r) => r.inDoubt) / rows.length,
+    inFlightPerKill: sum((r) => r.inFlight) / rows.length,
+    neverReachedPerKill: sum((r) => r.neverReached) / rows.length,
+    worstOverInFlight: Math.max(...rows.map((r) => r.inDoubt - r.inFlight)),
+    unaccounted: sum((r) => r.unaccounted),
+    duplicates: sum((r) => r.duplicates),
+    missing: sum((r) => r.missing),
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { seed, rows } = await killTrials({
+    kills: Number(process.env.KILLS ?? 20),
+    seed: process.env.SEED === undefined ? undefined : Number(process.env.SEED),
+  });
+  for (const row of rows) console.log(JSON.stringify(row));
+  console.log(JSON.stringify({ seed, ...summary(rows) }));
+}
