@@ -1,5 +1,5 @@
 import { CrmError } from '../core/errors';
-import { unsentOnly } from '../internal/call/unsent';
+import { type SendGate, unsentOnly } from '../internal/call/unsent';
 import type { RequestOptions } from '../options';
 import type { SyncJournalClaim, SyncJournalEntry } from './journal';
 import type { Committer } from './sender';
@@ -40,19 +40,28 @@ export async function sendGated<T>(
 ): Promise<Gated<T>> {
   let passed: { fence: number | undefined } | undefined;
   let refused: Gated<T> | undefined;
-  const gate = async (): Promise<void> => {
-    let claim: SyncJournalClaim | undefined;
-    try {
-      claim = await committer.intend(intent, resend);
-    } catch (error) {
-      refused = { at: 'journal', error };
-      throw error;
-    }
-    if (claim !== undefined && claim.outcome !== 'claimed') {
-      refused = { at: 'elsewhere', claim };
-      throw new ClaimedElsewhere('claimed by another run');
-    }
-    passed = { fence: claim?.fence };
+  const claims = committer.claims !== undefined;
+  const gate: SendGate = {
+    pass: async () => {
+      // A claim stands through the call's retries: it is taken once.
+      if (passed && claims) return;
+      let claim: SyncJournalClaim | undefined;
+      try {
+        claim = await committer.intend(intent, resend);
+      } catch (error) {
+        refused = { at: 'journal', error };
+        throw error;
+      }
+      if (claim !== undefined && claim.outcome !== 'claimed') {
+        refused = { at: 'elsewhere', claim };
+        throw new ClaimedElsewhere('claimed by another run');
+      }
+      passed = { fence: claim?.fence };
+    },
+    // Answered with nothing done and waiting for a retry: not in doubt meanwhile (a claim is kept).
+    withdraw: () => {
+      if (!claims) committer.withdraw(intent);
+    },
   };
   // A signal of the call's own: the gate is this call's, and the run's signal is shared.
   const options = { signal: unsentOnly(AbortSignal.any(signal ? [signal] : []), undefined, gate) };

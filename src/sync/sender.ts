@@ -57,26 +57,41 @@ export class Committer {
   intend(intent: SyncJournalEntry, resend = false): Promise<SyncJournalClaim | undefined> {
     return new Promise((resolve, reject) => {
       this.#gated.push({ intent, resend, resolve, reject });
-      if (this.#grouping) return;
-      this.#grouping = true;
-      void this.#groups();
+      this.#group();
     });
   }
 
-  /** Writes the intents gated, a group at a time, until none waits. */
+  /**
+   * Removes the intent of a create whose request was answered with nothing done and waits to be
+   * sent again (SendGate.withdraw): written with the next group, or on the next turn, so that a
+   * kill during the wait does not leave it in doubt. Its next `intend()` writes it again.
+   */
+  withdraw(intent: SyncJournalEntry): void {
+    this.remove(intent);
+    this.#group();
+  }
+
+  #group(): void {
+    if (this.#grouping) return;
+    this.#grouping = true;
+    void this.#groups();
+  }
+
+  /** Writes the intents gated (and what is buffered), a group at a time, until none waits. */
   async #groups(): Promise<void> {
     try {
       await nextTurn();
-      while (this.#gated.length > 0) {
+      do {
         const group = this.#gated;
         this.#gated = [];
         try {
           const claims = await this.#write(group);
           for (const [i, gated] of group.entries()) gated.resolve(claims[i]);
         } catch (error) {
+          // A group of none (withdrawals alone): its failure fails the next write, which the run meets.
           for (const gated of group) gated.reject(error);
         }
-      }
+      } while (this.#gated.length > 0);
     } finally {
       this.#grouping = false;
     }
@@ -89,6 +104,7 @@ export class Committer {
       return [];
     }
     await this.flush();
+    if (group.length === 0) return [];
     return await claims.claim(
       this.#tenant,
       this.#runId,

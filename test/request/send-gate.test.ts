@@ -6,9 +6,13 @@ import { throughMsw } from '../support/fake-harness';
 
 /* A call's send gate (call/unsent.ts): awaited once its first attempt has its turn, just before it goes. */
 
-/** Request options whose signal carries `gate`. */
-const gated = (gate: SendGate, signal: AbortSignal = new AbortController().signal) => ({
-  signal: unsentOnly(AbortSignal.any([signal]), undefined, gate),
+/** Request options whose signal carries a gate of `pass` (and `withdraw`). */
+const gated = (
+  pass: SendGate['pass'],
+  signal: AbortSignal = new AbortController().signal,
+  withdraw: SendGate['withdraw'] = () => {},
+) => ({
+  signal: unsentOnly(AbortSignal.any([signal]), undefined, { pass, withdraw }),
 });
 
 describe('a send gate', () => {
@@ -72,17 +76,41 @@ describe('a send gate', () => {
     expect(fake.store.accounts.size).toBe(0);
   });
 
-  test('is not awaited again for a retry', async () => {
+  test('after an attempt answered with nothing done, is withdrawn and passed again before the retry', async () => {
     const { fake, baseUrl } = await throughMsw();
     const crm = new CrmClient({ ...fake.credentials, baseUrl, throttle: 'off' });
     fake.failNext({ endpoint: 'createAccount', status: 429, retryAfter: 0 });
-    let gates = 0;
+    const order: string[] = [];
     await crm.accounts.create(
       { name: 'Retried' },
-      gated(async () => void gates++),
+      gated(
+        async () => void order.push(`pass, ${fake.requests.length} sent`),
+        undefined,
+        () => void order.push(`withdraw, ${fake.requests.length} sent`),
+      ),
     );
+    expect(order).toEqual(['pass, 0 sent', 'withdraw, 1 sent', 'pass, 1 sent']);
     expect(fake.requests.length).toBe(2);
-    expect(gates).toBe(1);
+  });
+
+  test('after an attempt that may have acted, stands: the retry goes without passing it again', async () => {
+    const { fake, baseUrl } = await throughMsw();
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, throttle: 'off' });
+    const account = await crm.accounts.create({ name: 'Read' });
+    const created = await crm.opportunities.create({ name: 'Deal', accountId: account.id, amount: 1 });
+    fake.failNext({ endpoint: 'getOpportunity', drop: true });
+    let passes = 0;
+    let withdrawals = 0;
+    await crm.opportunities.get(
+      created.id,
+      gated(
+        async () => void passes++,
+        undefined,
+        () => void withdrawals++,
+      ),
+    );
+    expect(fake.requests.filter((r) => r.endpoint === 'getOpportunity')).toHaveLength(2);
+    expect([passes, withdrawals]).toEqual([1, 0]);
   });
 
   test("is kept when the call's signal joins the client's", async () => {

@@ -113,3 +113,19 @@ test("with claims, a group's intents are claimed in one call, each gate given it
   expect(asked).toEqual([['A1', 'A2', 'A3']]);
   expect(answers).toEqual([{ outcome: 'claimed', fence: 1 }, { outcome: 'held' }, { outcome: 'claimed', fence: 3 }]);
 });
+
+test('an intent withdrawn while its request waits for a retry is gone from the journal on the next turn, and written again at its next gate', async () => {
+  const { journal, inner, writes } = recordingJournal();
+  const committer = new Committer(journal, 'tenant_1', 'run_1');
+  await committer.intend(intentOf('A1'));
+  committer.withdraw(intentOf('A1'));
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(await inner.pending('tenant_1')).toEqual([]);
+  await committer.intend(intentOf('A1'));
+  expect((await inner.pending('tenant_1')).map((e) => e.key)).toEqual(['A1']);
+  expect(writes.map((w) => [w.put?.map((e) => e.key), w.remove?.map((e) => e.key)])).toEqual([
+    [['A1'], []],
+    [[], ['A1']],
+    [['A1'], []],
+  ]);
+});

@@ -6,11 +6,18 @@
 const WIRE = Symbol.for('crm-integration-sdk.unsent-signal');
 
 /**
- * Awaited by the transport once the call's first attempt has its turn (its key looked up, its
- * turn at the pace, a `maxConcurrency` slot) and just before it is handed to fetch; never for a
- * retry. If it rejects, nothing is sent and the call fails with that reason.
+ * What a call must do before it is sent (write a create's intent), and undo while it waits to be
+ * sent again. The transport awaits `pass()` once an attempt has its turn (its key looked up, its
+ * turn at the pace, a `maxConcurrency` slot), just before it is handed to fetch: for the first
+ * attempt, and for a retry only after `withdraw()`. If `pass()` rejects, nothing is sent and the
+ * call fails with that reason. `withdraw()` is called when every attempt so far was answered
+ * with nothing done (a 429, say) and the call is to wait for a retry: what `pass()` did need not
+ * stand while nothing is on its way.
  */
-export type SendGate = () => Promise<void>;
+export interface SendGate {
+  pass(): Promise<void>;
+  withdraw(): void;
+}
 
 interface Mark {
   readonly wire: AbortSignal | undefined;
