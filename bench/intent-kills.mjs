@@ -1,7 +1,7 @@
 // Issue 46, item 1: how many records a kill -9 leaves in doubt, against the requests truly in
 // flight at the kill. A fake at 100 requests/s (burst 10), answering after 20 ms, over real
-// sockets; a process (bench/intent-kills-child.mjs) syncs KILLS_RECORDS accounts with the
-// client's defaults, concurrency 8, on a SQLite journal, and is killed -9 once a random number of
+// sockets; a process (bench/intent-kills-child.mjs) syncs 150 accounts with throttle 'auto'
+// (THROTTLE=off: not paced), concurrency 8, on a SQLite journal, and is killed -9 once a random number of
 // its creates (1 to 100) have reached the server, after a random 0 to 15 ms more: a random
 // moment of the accounts phase. Each kill is a trial of its own (a fresh fake and journal).
 //
@@ -35,7 +35,7 @@ function random(seed) {
 }
 
 /** One sync process, killed after `killAfter` creates reached the fake and `delayMs` more (or never). */
-function runChild(server, journalPath, records, watch, killAfter, delayMs) {
+function runChild(server, journalPath, records, throttle, watch, killAfter, delayMs) {
   return new Promise((resolve) => {
     const { fake } = server;
     watch.running = true;
@@ -47,6 +47,7 @@ function runChild(server, journalPath, records, watch, killAfter, delayMs) {
         CRM_TENANT_ID: fake.tenantId,
         KILLS_JOURNAL: journalPath,
         KILLS_RECORDS: String(records),
+        KILLS_THROTTLE: throttle,
       },
     });
     let stdout = '';
@@ -80,7 +81,7 @@ function runChild(server, journalPath, records, watch, killAfter, delayMs) {
  * `kills` trials; resolves to one row per kill: in doubt, in flight at the kill, in doubt that
  * never reached the fake, accounts created but neither mapped nor in doubt, duplicates at the end.
  */
-export async function killTrials({ kills = 20, records = 150, seed = Date.now() % 100_000 } = {}) {
+export async function killTrials({ kills = 20, records = 150, throttle = 'auto', seed = Date.now() % 100_000 } = {}) {
   const rand = random(seed);
   const rows = [];
   let tries = 0;
@@ -130,7 +131,7 @@ export async function killTrials({ kills = 20, records = 150, seed = Date.now() 
     try {
       const killAfter = 1 + Math.floor(rand() * 100);
       const delayMs = Math.floor(rand() * 16);
-      const killed = await runChild(server, journalPath, records, watch, killAfter, delayMs);
+      const killed = await runChild(server, journalPath, records, throttle, watch, killAfter, delayMs);
       if (!killed.killed) continue;
       const at = killed.killedAt;
       // Creates the fake had received (and would act on) whose answer was not ready at the kill.
@@ -157,7 +158,7 @@ export async function killTrials({ kills = 20, records = 150, seed = Date.now() 
       });
       for (const { key } of pending)
         await operator.resolve('accounts', key, byName.get(`Account ${key.slice(1)}`) ?? null);
-      const last = await runChild(server, journalPath, records, watch, undefined, 0);
+      const last = await runChild(server, journalPath, records, throttle, watch, undefined, 0);
       if (last.code !== 0) throw new Error(`the sync after the kill failed: ${last.stderr}`);
       const names = [...fake.store.accounts.values()].map((a) => String(a.name));
       rows.push({
@@ -196,6 +197,7 @@ export function summary(rows) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { seed, rows } = await killTrials({
     kills: Number(process.env.KILLS ?? 20),
+    throttle: process.env.THROTTLE ?? 'auto',
     seed: process.env.SEED === undefined ? undefined : Number(process.env.SEED),
   });
   for (const row of rows) console.log(JSON.stringify(row));
