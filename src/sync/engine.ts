@@ -661,7 +661,7 @@ export class Engine {
         const { fence, answer } = gated;
         const record = async (change: { put: SyncJournalEntry } | { remove: SyncJournalEntry }): Promise<boolean> => {
           if (fence === undefined) {
-            if ('put' in change) this.#committer.put(change.put);
+            if ('put' in change) this.#committer.put(change.put, true);
             else this.#committer.remove(change.remove);
             return true;
           }

@@ -7,6 +7,12 @@ import type {
   SyncJournalKey,
 } from './journal';
 
+/**
+ * How long the outcome of a create waits for a group of intents to be written with: at the pace
+ * of a busy run, a group comes sooner (one fsync for both); at a pause, the outcome goes alone.
+ */
+const OUTCOME_MS = 10;
+
 /** An intent waiting at its request's send gate for the group commit that writes it. */
 interface Gated {
   readonly intent: SyncJournalEntry;
@@ -40,6 +46,8 @@ export class Committer {
   #gated: Gated[] = [];
   /** Whether a group of intents is being gathered or written. */
   #grouping = false;
+  /** The timer that writes the outcomes of creates no group of intents took (put, `soon`). */
+  #soon: ReturnType<typeof setTimeout> | undefined;
 
   constructor(journal: SyncJournal, tenant: string, runId: string) {
     this.#journal = journal;
@@ -117,11 +125,22 @@ export class Committer {
     return (this.claims as SyncJournalClaims).commit(this.#tenant, change, fence);
   }
 
-  put(entry: SyncJournalEntry): void {
+  /**
+   * Buffers `entry`. `soon`: the outcome of a create, whose answer was read: written with the
+   * next group of intents, or within {@link OUTCOME_MS} when none comes (a pause at the rate
+   * limit), so that a kill does not leave in doubt a create whose answer came.
+   */
+  put(entry: SyncJournalEntry, soon = false): void {
     const id = `${entry.type}\u0000${entry.key}`;
     this.#removes.delete(id);
     this.#puts.set(id, entry);
     if (this.#puts.size + this.#removes.size >= 256) void this.flush().catch(() => {});
+    else if (soon && this.#soon === undefined) {
+      this.#soon = setTimeout(() => {
+        this.#soon = undefined;
+        void this.flush().catch(() => {});
+      }, OUTCOME_MS);
+    }
   }
 
   remove(key: SyncJournalKey): void {
@@ -133,6 +152,8 @@ export class Committer {
 
   /** Writes what is buffered and `intents` in one change; resolves when it is durable, after every earlier write. */
   flush(intents: readonly SyncJournalEntry[] = []): Promise<void> {
+    clearTimeout(this.#soon);
+    this.#soon = undefined;
     for (const entry of intents) {
       const id = `${entry.type}\u0000${entry.key}`;
       this.#removes.delete(id);

@@ -129,3 +129,14 @@ test('an intent withdrawn while its request waits for a retry is gone from the j
     [['A1'], []],
   ]);
 });
+
+test("a create's outcome is written without waiting for the next group of intents, when none comes", async () => {
+  const { journal, inner } = recordingJournal();
+  const committer = new Committer(journal, 'tenant_1', 'run_1');
+  await committer.intend(intentOf('A1'));
+  committer.put({ ...intentOf('A1'), state: 'synced', crmId: 'acc_1' } as SyncJournalEntry, true);
+  committer.put({ ...intentOf('A2'), state: 'synced', crmId: 'acc_2' } as SyncJournalEntry);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await inner.pending('tenant_1')).toEqual([]);
+  expect((await inner.get('tenant_1', 'accounts', ['A1', 'A2'])).size).toBe(2);
+});
