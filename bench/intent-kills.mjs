@@ -5,8 +5,8 @@
 // its creates (1 to 100) have reached the server, after a random 0 to 15 ms more: a random
 // moment of the accounts phase. Each kill is a trial of its own (a fresh fake and journal).
 //
-// Per kill: the accounts the journal holds in doubt, against the creates the fake had received
-// and not answered at the kill (its own log of each create's arrival and answer); the accounts in
+// Per kill: the accounts the journal holds in doubt, against the creates the fake received
+// and had not answered at the kill (its own log of each create's arrival and answer); the accounts in
 // doubt that never reached the fake; every account the fake created mapped or in doubt. Then the
 // ones in doubt are resolved by hand (the fake's store, by name) and the sync run to its end: no
 // account twice. `node bench/intent-kills.mjs` prints the figures (KILLS, default 20; SEED).
@@ -113,7 +113,18 @@ export async function killTrials({ kills = 20, records = 150, throttle = 'auto',
     fake.handle = (request) => {
       const isCreate = request.method === 'POST' && new URL(request.url).pathname.endsWith('/accounts');
       const entry = isCreate ? { received: performance.now(), answered: undefined, status: 0 } : undefined;
-      if (entry) creates.push(entry);
+      if (entry) {
+        creates.push(entry);
+        request
+          .clone()
+          .json()
+          .then(
+            (body) => {
+              entry.name = body.name;
+            },
+            () => {},
+          );
+      }
       handling++;
       if (entry) watch.onCreate?.(creates.length);
       return handle(request)
@@ -134,8 +145,20 @@ export async function killTrials({ kills = 20, records = 150, throttle = 'auto',
       const killed = await runChild(server, journalPath, records, throttle, watch, killAfter, delayMs);
       if (!killed.killed) continue;
       const at = killed.killedAt;
-      // Creates the fake had received (and would act on) whose answer was not ready at the kill.
-      const inFlight = creates.filter((c) => c.received <= at && (c.answered === undefined || c.answered > at)).length;
+      // Creates on their way at the kill: received by the fake (one received after the kill was
+      // sent before it), their answer not heard by the process (it tells each one it hears).
+      const heard = new Map();
+      for (const line of killed.stderr.split('\n')) {
+        if (!line.startsWith('read ')) continue;
+        const name = JSON.parse(line.slice(5));
+        heard.set(name, (heard.get(name) ?? 0) + 1);
+      }
+      const received = new Map();
+      for (const c of creates) received.set(c.name, (received.get(c.name) ?? 0) + 1);
+      let inFlight = 0;
+      for (const [name, count] of received) inFlight += Math.max(0, count - (heard.get(name) ?? 0));
+      // The fake's own view: its answer not ready at the kill.
+      const unanswered = creates.filter((c) => c.answered === undefined || c.answered > at).length;
       const journal = sqliteJournal(journalPath);
       await journal.open();
       const tenant = fake.tenantId;
@@ -146,6 +169,11 @@ export async function killTrials({ kills = 20, records = 150, throttle = 'auto',
       await journal.close();
       const pendingKeys = new Set(pending.map((e) => e.key));
       const neverReached = pending.filter((e) => !byName.has(`Account ${e.key.slice(1)}`)).length;
+      // In doubt though the process had heard its create's answer: its outcome not yet written.
+      const answered = pending.filter((e) => {
+        const name = `Account ${e.key.slice(1)}`;
+        return (heard.get(name) ?? 0) > 0 && (heard.get(name) ?? 0) >= (received.get(name) ?? 0);
+      }).length;
       let unaccounted = 0;
       for (const [name, id] of byName) {
         const key = `A${name.split(' ')[1]}`;
@@ -159,13 +187,15 @@ export async function killTrials({ kills = 20, records = 150, throttle = 'auto',
       for (const { key } of pending)
         await operator.resolve('accounts', key, byName.get(`Account ${key.slice(1)}`) ?? null);
       const last = await runChild(server, journalPath, records, throttle, watch, undefined, 0);
-      if (last.code !== 0) throw new Error(`the sync after the kill failed: ${last.stderr}`);
+      if (last.code !== 0) throw new Error(`the sync after the kill failed: ${last.stderr.slice(-2000)}`);
       const names = [...fake.store.accounts.values()].map((a) => String(a.name));
       rows.push({
         killAfter,
         inDoubt: pending.length,
         inFlight,
+        unanswered,
         neverReached,
+        answered,
         unaccounted,
         duplicates: names.length - new Set(names).size,
         missing: records - new Set(names).size,
@@ -187,6 +217,7 @@ export function summary(rows) {
     inDoubtPerKill: sum((r) => r.inDoubt) / rows.length,
     inFlightPerKill: sum((r) => r.inFlight) / rows.length,
     neverReachedPerKill: sum((r) => r.neverReached) / rows.length,
+    answeredPerKill: sum((r) => r.answered) / rows.length,
     worstOverInFlight: Math.max(...rows.map((r) => r.inDoubt - r.inFlight)),
     unaccounted: sum((r) => r.unaccounted),
     duplicates: sum((r) => r.duplicates),
