@@ -168,7 +168,9 @@ export async function killTrials({ kills = 20, records = 150, throttle = 'auto',
       const entries = await journal.get(tenant, 'accounts', keys);
       await journal.close();
       const pendingKeys = new Set(pending.map((e) => e.key));
-      const neverReached = pending.filter((e) => !byName.has(`Account ${e.key.slice(1)}`)).length;
+      // In doubt though the fake never received it: its intent written, it had not left.
+      const neverReached = pending.filter((e) => !received.has(`Account ${e.key.slice(1)}`)).length;
+
       // In doubt though the process had heard its create's answer: its outcome not yet written.
       const answered = pending.filter((e) => {
         const name = `Account ${e.key.slice(1)}`;
