@@ -227,6 +227,21 @@ export function summary(rows) {
   };
 }
 
+/** W9 in bench/RESULTS.md: `kills` kills, as `record` (bench/run.mjs) takes its rows. */
+export async function runKills(record, kills) {
+  const { rows } = await killTrials({ kills, seed: 46 });
+  const s = summary(rows);
+  const workload = `W9 kill -9 in the accounts phase, 100/s, 20 ms, concurrency 8 (${s.kills} kills)`;
+  const log = (subject, value, unit, target) => record(workload, subject, value, unit, undefined, target);
+  log('accounts in doubt per kill', s.inDoubtPerKill, 'records', '<= 4');
+  log('creates in flight at the kill (the fake received, the process never heard back)', s.inFlightPerKill, 'requests');
+  log('in doubt over in flight, per kill', s.inDoubtPerKill - s.inFlightPerKill, 'records', '<= 1');
+  log('in doubt over in flight, the worst kill', s.worstOverInFlight, 'records', '<= 1');
+  log('in doubt, never received by the fake, per kill', s.neverReachedPerKill, 'records');
+  log('accounts made, neither mapped nor in doubt', s.unaccounted, 'records', '0');
+  log('duplicates after settling and a last run', s.duplicates, 'records', '0');
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { seed, rows } = await killTrials({
     kills: Number(process.env.KILLS ?? 20),
