@@ -649,6 +649,7 @@ export class Engine {
       run: async () => {
         const gated = await sendGated(this.#committer, intent, resend, this.#options.signal, (options) =>
           this.#call((o) => kind.create(this.#s.crm, body, o), options),
+          this.#s.crm,
         );
         if (gated.at === 'elsewhere') {
           const d = { key, record: {}, canonical: { value, hash: from.hash, json: from.data } };

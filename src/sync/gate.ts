@@ -1,5 +1,5 @@
 import { CrmError } from '../core/errors';
-import { type SendGate, unsentOnly } from '../internal/call/unsent';
+import { knowsGates, type SendGate, unsentOnly } from '../internal/call/unsent';
 import type { RequestOptions } from '../options';
 import type { SyncJournalClaim, SyncJournalEntry } from './journal';
 import type { Committer } from './sender';
@@ -38,8 +38,11 @@ export async function sendGated<T>(
   resend: boolean,
   signal: AbortSignal | undefined,
   send: (options: RequestOptions) => Promise<T>,
+  client: unknown,
 ): Promise<Gated<T>> {
-  if (committer.claims) return await claimedAhead(committer, intent, resend, signal, send);
+  // A client that would not pass the gate gets the intent written before the call, as a shared
+  // journal's claim is: never a create on the wire without it.
+  if (committer.claims || !knowsGates(client)) return await claimedAhead(committer, intent, resend, signal, send);
   let passed: { fence: number | undefined } | undefined;
   let refused: Gated<T> | undefined;
   const gate: SendGate = {
@@ -70,8 +73,9 @@ export async function sendGated<T>(
     answer = { error };
   }
   if (passed) return { at: 'sent', fence: passed.fence, answer };
-  // Its gate never passed. A failure that says nothing was done never left; anything else (a
-  // client that does not know send gates) is taken as sent, with no intent written before it.
+  // Its gate never passed, though the client passes gates: a failure that says nothing was done
+  // never left; anything else is kept as sent (its outcome written, in doubt if unknown), which
+  // is never wrong about the CRM.
   if ('error' in answer && answer.error instanceof CrmError && answer.error.sideEffects === 'none') {
     return { at: 'unsent', error: answer.error };
   }
@@ -79,8 +83,9 @@ export async function sendGated<T>(
 }
 
 /**
- * On a shared journal, the create is claimed before it waits for its turn, as it was before send
- * gates: a claim refused at the gate (another worker's record, which overlapping workers meet
+ * With a client that does not pass send gates ({@link knowsGates}), the intent is written before
+ * the call starts, so that no create is ever on the wire without it. On a shared journal, the
+ * create is claimed before it waits for its turn, as it was before send gates: a claim refused at the gate (another worker's record, which overlapping workers meet
  * often) would waste the turn it had at the fleet's shared pace, and W8 took 1.4 times as long.
  * A killed worker's claims lapse with its lease, and their records are in doubt, as before.
  */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
+import { CrmClient } from '../../src/client';
 import { CrmError } from '../../src/core/errors';
-import { gateOf } from '../../src/internal/call/unsent';
+import { gateOf, knowsGates, passesGates } from '../../src/internal/call/unsent';
 import type { RequestOptions } from '../../src/options';
 import { sendGated } from '../../src/sync/gate';
 import type { SyncJournal, SyncJournalEntry } from '../../src/sync/journal';
@@ -20,6 +21,10 @@ const intent = {
   requestId: undefined,
   runId: 'run_1',
 } as SyncJournalEntry;
+
+/** A client whose transport passes send gates, as CrmClient's does. */
+const gating = {};
+passesGates(gating);
 
 /** A transport's part: passes the gate the options carry, then answers as `answer` says. */
 const through =
@@ -43,6 +48,7 @@ describe('a create sent through its gate', () => {
         pendingWhenSent = (await journal.pending('t')).map((e) => e.key);
         return { id: 'acc_1' };
       }),
+      gating,
     );
     expect(gated).toEqual({ at: 'sent', fence: undefined, answer: { created: { id: 'acc_1' } } });
     expect(pendingWhenSent).toEqual(['A1']);
@@ -52,9 +58,16 @@ describe('a create sent through its gate', () => {
     const journal = memoryJournal();
     const committer = new Committer(journal, 't', 'run_1');
     const error = new CrmError('queued too long', { sideEffects: 'none' });
-    const gated = await sendGated(committer, intent, false, undefined, async () => {
-      throw error;
-    });
+    const gated = await sendGated(
+      committer,
+      intent,
+      false,
+      undefined,
+      async () => {
+        throw error;
+      },
+      gating,
+    );
     expect(gated).toEqual({ at: 'unsent', error });
     await committer.flush();
     expect(await journal.pending('t')).toEqual([]);
@@ -68,15 +81,22 @@ describe('a create sent through its gate', () => {
       },
     });
     const sent: string[] = [];
-    const gated = await sendGated(new Committer(failing, 't', 'run_1'), intent, false, undefined, async (options) => {
-      try {
-        await gateOf(options.signal)?.pass();
-      } catch (cause) {
-        throw new CrmError('Not sent', { cause, sideEffects: 'none' });
-      }
-      sent.push('sent');
-      return { id: 'x' };
-    });
+    const gated = await sendGated(
+      new Committer(failing, 't', 'run_1'),
+      intent,
+      false,
+      undefined,
+      async (options) => {
+        try {
+          await gateOf(options.signal)?.pass();
+        } catch (cause) {
+          throw new CrmError('Not sent', { cause, sideEffects: 'none' });
+        }
+        sent.push('sent');
+        return { id: 'x' };
+      },
+      gating,
+    );
     expect(gated).toMatchObject({ at: 'journal', error: { message: 'disk full' } });
     expect(sent).toEqual([]);
   });
@@ -91,26 +111,54 @@ describe('a create sent through its gate', () => {
       },
     });
     const sent: string[] = [];
-    const gated = await sendGated(new Committer(journal, 't', 'run_1'), intent, false, undefined, async (options) => {
-      try {
-        await gateOf(options.signal)?.pass();
-      } catch (cause) {
-        throw new CrmError('Not sent', { cause, sideEffects: 'none' });
-      }
-      sent.push('sent');
-      return { id: 'x' };
-    });
+    const gated = await sendGated(
+      new Committer(journal, 't', 'run_1'),
+      intent,
+      false,
+      undefined,
+      async (options) => {
+        try {
+          await gateOf(options.signal)?.pass();
+        } catch (cause) {
+          throw new CrmError('Not sent', { cause, sideEffects: 'none' });
+        }
+        sent.push('sent');
+        return { id: 'x' };
+      },
+      gating,
+    );
     expect(gated).toEqual({ at: 'elsewhere', claim: { outcome: 'held' } });
     expect(sent).toEqual([]);
   });
 
-  test('by a client that does not know send gates: taken as sent, a failure that may have acted included', async () => {
-    const committer = new Committer(memoryJournal(), 't', 'run_1');
+  test('by a client that does not pass send gates: its intent written before the call starts, and the call taken as sent', async () => {
+    const journal = memoryJournal();
+    const committer = new Committer(journal, 't', 'run_1');
     const error = new CrmError('reset', { sideEffects: 'unknown' });
-    const answered = await sendGated(committer, intent, false, undefined, async () => ({ id: 'acc_1' }));
-    const lost = await sendGated(committer, intent, false, undefined, async () => {
-      throw error;
-    });
+    let pendingWhenCalled: string[] = [];
+    // Such a client never looks at the gate: the intent must already be on disk when it is called.
+    const answered = await sendGated(
+      committer,
+      intent,
+      false,
+      undefined,
+      async () => {
+        pendingWhenCalled = (await journal.pending('t')).map((e) => e.key);
+        return { id: 'acc_1' };
+      },
+      {},
+    );
+    const lost = await sendGated(
+      committer,
+      intent,
+      false,
+      undefined,
+      async () => {
+        throw error;
+      },
+      {},
+    );
+    expect(pendingWhenCalled).toEqual(['A1']);
     expect(answered).toEqual({ at: 'sent', fence: undefined, answer: { created: { id: 'acc_1' } } });
     expect(lost).toEqual({ at: 'sent', fence: undefined, answer: { error } });
   });
@@ -119,13 +167,28 @@ describe('a create sent through its gate', () => {
     const controller = new AbortController();
     let seen: AbortSignal | undefined;
     const committer = new Committer(memoryJournal(), 't', 'run_1');
-    const gated = sendGated(committer, intent, false, controller.signal, async (options) => {
-      seen = options.signal;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      throw new CrmError('aborted', { sideEffects: 'none' });
-    });
+    const gated = sendGated(
+      committer,
+      intent,
+      false,
+      controller.signal,
+      async (options) => {
+        seen = options.signal;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        throw new CrmError('aborted', { sideEffects: 'none' });
+      },
+      gating,
+    );
     controller.abort(new Error('stop'));
     await gated;
     expect(seen?.aborted).toBe(true);
+  });
+
+  test("is gated by every CrmClient, a tenant's client of it included, and by nothing else", () => {
+    const crm = new CrmClient({ baseUrl: 'https://crm.example.com', apiKey: 'k', tenantId: 'acme' });
+    expect(knowsGates(crm)).toBe(true);
+    expect(knowsGates(crm.withTenant('globex'))).toBe(true);
+    expect(knowsGates({ accounts: crm.accounts })).toBe(false);
+    expect(knowsGates(undefined)).toBe(false);
   });
 });

@@ -52,3 +52,18 @@ export const gateOf = (signal: AbortSignal | undefined): SendGate | undefined =>
 /** Whether {@link unsentOnly} marked `signal`. */
 export const isUnsentOnly = (signal: AbortSignal | undefined): boolean =>
   signal !== undefined && (signal as Marked)[WIRE] !== undefined;
+
+const GATES = Symbol.for('crm-integration-sdk.send-gates');
+
+/**
+ * Marks `target` (CrmClient's prototype) as a client whose transport passes send gates. A client
+ * without the mark (another version of the SDK, a stand-in of the caller's) would send a gated
+ * call without passing its gate, so the sync writes what a gate would before such a call starts.
+ */
+export function passesGates(target: object): void {
+  Object.defineProperty(target, GATES, { value: true });
+}
+
+/** Whether `client`'s transport passes send gates ({@link passesGates}). */
+export const knowsGates = (client: unknown): boolean =>
+  typeof client === 'object' && client !== null && (client as { [GATES]?: unknown })[GATES] === true;
