@@ -12,7 +12,9 @@
 // BENCH_W7_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w7. W8 (bench/w8.mjs,
 // crm-integration-sdk/postgres: W7a's load over 4 workers on one Postgres journal) runs
 // BENCH_W8_RUNS rounds (default 3; 0 leaves it out), alone with BENCH_ONLY=w8 (BENCH_W8_TRACE=1 and
-// BENCH_W8_SUBJECT: see bench/w8.mjs).
+// BENCH_W8_SUBJECT: see bench/w8.mjs). W9 (bench/intent-kills.mjs: a sync killed -9 in its
+// accounts phase, what each kill leaves in doubt) runs BENCH_KILLS kills (default 20; 0 leaves it
+// out), alone with BENCH_ONLY=kills.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
@@ -27,6 +29,7 @@ import { CrmClient } from '../dist/index.js';
 import { instrumentCrm } from '../dist/otel.js';
 import { ABORT_CALLS, runAbort } from './abort.mjs';
 import { withBefore } from './before.mjs';
+import { runKills } from './intent-kills.mjs';
 import { interleaved, median, ratioInterval, ratioTo, sleep, startServer } from './measure.mjs';
 import { bundleSizes, coldImport, coldImportOf, coldImportOfBundlerBuild } from './size.mjs';
 import { runW5 } from './w5.mjs';
@@ -35,14 +38,16 @@ import { runW8 } from './w8.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'w5' && ONLY !== 'w7' && ONLY !== 'w8' && ONLY !== 'abort')
-  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5, w7, w8 and abort`);
+if (ONLY !== undefined && !['w5', 'w7', 'w8', 'kills', 'abort'].includes(ONLY))
+  throw new Error(`BENCH_ONLY=${ONLY}: the workloads run alone are w5, w7, w8, kills and abort`);
 const W5_RUNS = Number(process.env.BENCH_W5_RUNS ?? 8);
 if (!Number.isSafeInteger(W5_RUNS) || W5_RUNS < 0) throw new Error('BENCH_W5_RUNS must be a whole number');
 const W7_RUNS = Number(process.env.BENCH_W7_RUNS ?? 3);
 if (!Number.isSafeInteger(W7_RUNS) || W7_RUNS < 0) throw new Error('BENCH_W7_RUNS must be a whole number');
 const W8_RUNS = Number(process.env.BENCH_W8_RUNS ?? 3);
 if (!Number.isSafeInteger(W8_RUNS) || W8_RUNS < 0) throw new Error('BENCH_W8_RUNS must be a whole number');
+const KILLS = Number(process.env.BENCH_KILLS ?? 20);
+if (!Number.isSafeInteger(KILLS) || KILLS < 0) throw new Error('BENCH_KILLS must be a whole number');
 // W1 takes about 3 s a round and W4 about 1 s, and on a shared machine noise dominates them:
 // three times the rounds for W1, nine times for W4, whose ratio moved by 0.1x between runs of
 // one build when it had 21 (its 95% interval, printed beside it, is the measure of that).
@@ -191,6 +196,12 @@ async function main() {
     say('\nbench/RESULTS.md left as it is (BENCH_ONLY)');
     return;
   }
+  if (ONLY === 'kills') {
+    say(`crm-integration-sdk benchmark, W9 alone, ${KILLS || 1} kills\n`);
+    await runKills(record, KILLS || 1);
+    say('\nbench/RESULTS.md left as it is (BENCH_ONLY)');
+    return;
+  }
   if (ONLY === 'abort') {
     say(
       `crm-integration-sdk benchmark, the abort of ${ABORT_CALLS.toLocaleString('en-US')} queued calls alone, one run each\n`,
@@ -331,6 +342,7 @@ async function main() {
   if (W5_RUNS > 0) await runW5(record, W5_RUNS);
   if (W7_RUNS > 0) await runW7(record, W7_RUNS);
   if (W8_RUNS > 0) await runW8(record, W8_RUNS);
+  if (KILLS > 0) await runKills(record, KILLS);
 
   record(
     'bundle, min+gzip',
@@ -381,6 +393,10 @@ function writeResults() {
       : 'W5 and W5b were not run (`BENCH_W5_RUNS=0`).',
     '',
     `The abort rows: one run each, not interleaved rounds (the "median" is that run): ${ABORT_CALLS.toLocaleString('en-US')} calls of one client queued on one signal (\`BENCH_ABORT_CALLS\`), a fetch of their own and no network; the event-loop block is the synchronous time of \`controller.abort()\`, and the second row the time until every call has rejected with \`CrmAbortError\` (bench/abort.mjs).`,
+    '',
+    KILLS > 0
+      ? `W9: ${KILLS} kills, each a trial of its own (one run each, the "median" is the mean over kills), on a fresh fake at 100 requests/s (burst 10) answering after 20 ms; the sync (150 accounts, throttle 'auto', concurrency 8, SQLite journal) killed once 1 to 100 of its creates reached the fake, 0 to 15 ms later; in flight: the creates the fake received whose answer the process never heard (bench/intent-kills.mjs).`
+      : 'W9 was not run (`BENCH_KILLS=0`).',
     '',
     '| workload | subject | median | unit | ratio | 95% interval | target |',
     '|---|---|---:|---|---:|---|---|',

@@ -1,5 +1,6 @@
 import type { CrmPromise } from './core/crm-promise';
 import type { CrmRequest } from './core/request';
+import { passesGates } from './internal/call/unsent';
 import { Scope } from './internal/request/scope';
 import { checkTenant, resolveOptions, withDefaults } from './internal/request/settings';
 import { Transport } from './internal/request/transport';
@@ -149,3 +150,6 @@ export class CrmClient {
     return { baseUrl: this.#scope.transport.options.baseUrl, tenantId: this.tenantId };
   }
 }
+
+// The sync's creates write their intents at the gate this client's transport passes.
+passesGates(CrmClient.prototype);

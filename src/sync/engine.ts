@@ -12,6 +12,7 @@ import { unsentOnly } from '../internal/call/unsent';
 import { issuesOf } from '../internal/endpoint/issues';
 import type { RequestOptions } from '../options';
 import { type Canonical, canonical, changedFields } from './canonical';
+import { sendGated } from './gate';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
@@ -97,7 +98,7 @@ function invalidRecord(issues: readonly CrmValidationIssue[]): CrmValidationErro
 /**
  * One run (or plan) over a source: settles the records in doubt, then reads each list as a
  * stream, parents first, deciding each record against its journal entry, and sends what must be
- * sent through the {@link Sender}, which writes each create's intent before it goes.
+ * sent through the {@link Sender}; a create's intent is written at its send gate, as it goes (gate.ts).
  */
 export class Engine {
   readonly #s: EngineSettings;
@@ -149,7 +150,7 @@ export class Engine {
     this.#plan = plan ? new PlanTally(plan === true ? undefined : plan.onEntry) : undefined;
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
-    this.#sender = new Sender(options.concurrency ?? 8, this.#committer);
+    this.#sender = new Sender(options.concurrency ?? 8);
   }
 
   async run(source: SyncSource): Promise<SyncReport> {
@@ -169,8 +170,7 @@ export class Engine {
     signal?.removeEventListener('abort', onAbort);
     // The outcomes and removed intents of the requests answered, whatever stopped the run.
     await this.#committer.flush();
-    const failure = this.#fatal ?? this.#sender.failure;
-    if (failure) throw failure.error;
+    if (this.#fatal) throw this.#fatal.error;
     const inDoubt: SyncInDoubt[] = (await this.#s.journal.pending(this.#s.tenant)).map((e) =>
       e.requestId === undefined
         ? { type: e.type, key: e.key, sent: sentOf(e) }
@@ -198,7 +198,6 @@ export class Engine {
   #stopping(): boolean {
     if (this.#options.signal?.aborted) this.#fail(this.#options.signal.reason);
     if (this.#tally.failure) this.#fail(this.#tally.failure.error);
-    if (this.#sender.failure) this.#fatal ??= this.#sender.failure;
     return this.#fatal !== undefined;
   }
 
@@ -535,7 +534,6 @@ export class Engine {
       return;
     }
     this.#sender.push({
-      intent: undefined,
       run: async () => {
         try {
           await this.#call((options) =>
@@ -694,19 +692,23 @@ export class Engine {
       runId: this.#s.runId,
     };
     this.#sender.push({
-      intent,
-      resend,
-      run: async (claim) => {
-        if (claim !== undefined && claim.outcome !== 'claimed') {
+      run: async () => {
+        const gated = await sendGated(this.#committer, intent, resend, this.#options.signal, (options) =>
+          this.#call((o) => kind.create(this.#s.crm, body, o), options),
+          this.#s.crm,
+        );
+        if (gated.at === 'elsewhere') {
           const d = { key, record: {}, canonical: { value, hash: from.hash, json: from.data } };
-          this.#elsewhere(kind, d, claim);
+          this.#elsewhere(kind, d, gated.claim);
           return;
         }
+        if (gated.at === 'journal') return this.#fail(gated.error);
+        if (gated.at === 'unsent') return this.#failed(type, key, gated.error);
         // With a shared journal, an outcome is committed only while this run's claim holds.
-        const fence = claim?.fence;
+        const { fence, answer } = gated;
         const record = async (change: { put: SyncJournalEntry } | { remove: SyncJournalEntry }): Promise<boolean> => {
           if (fence === undefined) {
-            if ('put' in change) this.#committer.put(change.put);
+            if ('put' in change) this.#committer.put(change.put, true);
             else this.#committer.remove(change.remove);
             return true;
           }
@@ -720,12 +722,6 @@ export class Engine {
           );
           return false;
         };
-        let answer: { readonly created: { id: string } } | { readonly error: unknown };
-        try {
-          answer = { created: await this.#call((options) => kind.create(this.#s.crm, body, options)) };
-        } catch (error) {
-          answer = { error };
-        }
         const outcome = async (): Promise<void> => {
           if ('error' in answer) {
             const { error } = answer;
@@ -781,11 +777,14 @@ export class Engine {
    * A call of the run, sent with the run's request options (its signal): the run's first,
    * refused 401 or 403, stops the run (the credential is wrong for all).
    */
-  async #call<T>(send: (options: RequestOptions | undefined) => Promise<T>): Promise<T> {
+  async #call<T>(
+    send: (options: RequestOptions | undefined) => Promise<T>,
+    options: RequestOptions | undefined = this.#request,
+  ): Promise<T> {
     const first = this.#firstCall;
     this.#firstCall = false;
     try {
-      return await send(this.#request);
+      return await send(options);
     } catch (error) {
       if (first && (error instanceof CrmAuthenticationError || error instanceof CrmPermissionDeniedError)) {
         this.#fail(error);
@@ -842,7 +841,6 @@ export class Engine {
   #deactivate(kind: Kind, entry: SyncJournalEntry): void {
     const update = kind.update as NonNullable<Kind['update']>;
     this.#sender.push({
-      intent: undefined,
       run: async () => {
         try {
           await this.#call((options) => update(this.#s.crm, entry.crmId as string, { status: 'inactive' }, options));

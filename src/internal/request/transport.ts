@@ -4,6 +4,7 @@ import type { Pagination } from '../../schemas/pagination';
 import { AttemptFailure, isNetworkFailure, type Outcome, type Received } from '../call/failure';
 import { type CallState, credentialOf, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
+import { gateOf } from '../call/unsent';
 import { withExtras } from '../hatches/extras';
 import { createReporter, type Reporter } from '../report/reporter';
 import { type Attempted, decide } from '../retry/decide';
@@ -91,6 +92,8 @@ export class Transport {
       if (request.keyFrom) request = await this.#withKey(request, state);
       const waits = settings.throttle || this.#slots !== undefined;
       let refusals = 0;
+      // Whether the call's send gate (call/unsent.ts) was passed and stands.
+      let gated = false;
       for (let retries = 0; ; retries++) {
         const exchange = retries === 0 ? fetchExchange : await this.#kyExchange();
         // A slot only while a request is on the wire: taken after its turn, given back before any wait.
@@ -98,6 +101,9 @@ export class Transport {
         let outcome: Outcome;
         let target: Target = request;
         try {
+          // Once the attempt has its turn, and not before: what the gate writes (a create's intent)
+          // then tells of a request about to leave, not of one still waiting (call/unsent.ts).
+          if (!gated) gated = await passGate(settings.signal);
           outcome = await attempt(this.#attempt, request, target, state, exchange, paced, traced);
           for (let hop = 0; hop < MAX_HOPS && 'response' in outcome && !outcome.response.ok; hop++) {
             const next = redirectOf(outcome, target, this.#origin);
@@ -121,6 +127,11 @@ export class Transport {
         });
         if (!decision.retry) throw failureOf(outcome, this.options.baseUrl);
         if (decision.refusal) refusals += 1;
+        // Nothing done so far, and a wait before the next attempt: the gate is passed again after it.
+        if (gated && state.sideEffects === 'none') {
+          gateOf(settings.signal)?.withdraw();
+          gated = false;
+        }
         if (decision.waitMs > 0) await this.#sleep(decision.waitMs, request);
       }
     } catch (error) {
@@ -226,6 +237,18 @@ export class Transport {
     if (!request.settings.signal?.aborted && error instanceof CrmError) return error;
     return this.#reporter.error(error, { request, state });
   }
+}
+
+/** Passes the call's send gate, if it has one (true then); one that rejects stops the call unsent. */
+async function passGate(signal: AbortSignal | undefined): Promise<boolean> {
+  const gate = gateOf(signal);
+  if (!gate) return false;
+  try {
+    await gate.pass();
+  } catch (cause) {
+    throw new CrmError('Not sent: its send gate refused it', { cause, sideEffects: 'none' });
+  }
+  return true;
 }
 
 /** An attempt's outcome as the retry decision reads it. */
