@@ -693,8 +693,12 @@ export class Engine {
     };
     this.#sender.push({
       run: async () => {
-        const gated = await sendGated(this.#committer, intent, resend, this.#options.signal, (options) =>
-          this.#call((o) => kind.create(this.#s.crm, body, o), options),
+        const gated = await sendGated(
+          this.#committer,
+          intent,
+          resend,
+          this.#options.signal,
+          (options) => this.#call((o) => kind.create(this.#s.crm, body, o), options),
           this.#s.crm,
         );
         if (gated.at === 'elsewhere') {
