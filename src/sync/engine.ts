@@ -1,7 +1,6 @@
 import type { CrmClient } from 'crm-integration-sdk';
 import type * as z from 'zod/mini';
 import {
-  CrmApiError,
   CrmAuthenticationError,
   CrmError,
   CrmPermissionDeniedError,
@@ -12,7 +11,7 @@ import { unsentOnly } from '../internal/call/unsent';
 import { issuesOf } from '../internal/endpoint/issues';
 import type { RequestOptions } from '../options';
 import { type Canonical, canonical, changedFields } from './canonical';
-import { sendGated } from './gate';
+import { type CreateFrom, type CreateRun, createJob } from './create';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
@@ -20,7 +19,7 @@ import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
 import { eachRemoved, refusalOf } from './remove';
 import { Committer, Sender } from './sender';
 import { sentOf } from './sent';
-import { inDoubtReason, lookFor, stampedDate } from './settle';
+import { inDoubtReason, lookFor } from './settle';
 import { PlanTally, Tally } from './tally';
 import type {
   SyncInDoubt,
@@ -139,6 +138,7 @@ export class Engine {
   readonly #request: RequestOptions | undefined;
   /** The errors of bad records, by message (#shared). */
   readonly #errors = new Map<string, CrmError>();
+  readonly #creates: CreateRun;
 
   /** `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them. */
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean | Pick<SyncPlanOptions, 'onEntry'>) {
@@ -151,6 +151,7 @@ export class Engine {
     this.#tally = new Tally(options.onProgress, settings.now);
     this.#committer = new Committer(settings.journal, settings.tenant, settings.runId);
     this.#sender = new Sender(options.concurrency ?? 8);
+    this.#creates = this.#createRun();
   }
 
   async run(source: SyncSource): Promise<SyncReport> {
@@ -664,111 +665,46 @@ export class Engine {
     this.#decide(kind, d, entry);
   }
 
-  /** Sends a create, its intent written first; on an answer that may have acted, the record is in doubt. */
-  #create(
-    kind: Kind,
-    key: string,
-    value: Record<string, unknown>,
-    from: { hash: string; data: string; attemptedAt: number | undefined },
-    resend: boolean,
-  ): void {
-    const { type } = kind;
-    let body = value;
-    let attemptedAt = from.attemptedAt;
-    if (type === 'activities' && value.activityDate === undefined) {
-      // Sent so that the activity can be found again if its answer is lost: not part of the hash.
-      attemptedAt ??= this.#s.now();
-      body = { ...value, activityDate: stampedDate(attemptedAt) };
-    }
-    const intent: SyncJournalEntry = {
-      type,
-      key,
-      state: 'sending',
-      crmId: undefined,
-      hash: from.hash,
-      data: from.data,
-      attemptedAt,
-      requestId: undefined,
+  /** Sends a create, its intent written at its send gate (create.ts). */
+  #create(kind: Kind, key: string, value: Record<string, unknown>, from: CreateFrom, resend: boolean): void {
+    this.#sender.push({ run: createJob(this.#creates, kind, key, value, from, resend) });
+  }
+
+  /** The run's part in its creates (create.ts): what they need of it, and where their outcomes go. */
+  #createRun(): CreateRun {
+    return {
+      committer: this.#committer,
       runId: this.#s.runId,
-    };
-    this.#sender.push({
-      run: async () => {
-        const gated = await sendGated(
-          this.#committer,
-          intent,
-          resend,
-          this.#options.signal,
-          (options) => this.#call((o) => kind.create(this.#s.crm, body, o), options),
-          this.#s.crm,
+      signal: this.#options.signal,
+      client: this.#s.crm,
+      now: () => this.#s.now(),
+      send: (kind, body, options) => this.#call((o) => kind.create(this.#s.crm, body, o), options),
+      elsewhere: (kind, key, value, from, claim) =>
+        this.#elsewhere(kind, { key, record: {}, canonical: { value, hash: from.hash, json: from.data } }, claim),
+      fail: (error) => this.#fail(error),
+      failed: (type, key, error) => this.#failed(type, key, error),
+      inDoubt: (type, key) => {
+        this.#remember(type, key, IN_DOUBT);
+        this.#tally.count(type, 'inDoubt');
+        if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
+      },
+      lostClaim: (type, key) => {
+        this.#remember(type, key, IN_DOUBT);
+        this.#tally.skip(
+          type,
+          key,
+          'its claim ended before its answer came (this run stalled past the lease): the run that took it over settles it',
         );
-        if (gated.at === 'elsewhere') {
-          const d = { key, record: {}, canonical: { value, hash: from.hash, json: from.data } };
-          this.#elsewhere(kind, d, gated.claim);
-          return;
-        }
-        if (gated.at === 'journal') return this.#fail(gated.error);
-        if (gated.at === 'unsent') return this.#failed(type, key, gated.error);
-        // With a shared journal, an outcome is committed only while this run's claim holds.
-        const { fence, answer } = gated;
-        const record = async (change: { put: SyncJournalEntry } | { remove: SyncJournalEntry }): Promise<boolean> => {
-          if (fence === undefined) {
-            if ('put' in change) this.#committer.put(change.put, true);
-            else this.#committer.remove(change.remove);
-            return true;
-          }
-          const change_ = 'put' in change ? { put: [change.put] } : { remove: [change.remove] };
-          if (await this.#committer.commit(change_, fence)) return true;
-          this.#remember(type, key, IN_DOUBT);
-          this.#tally.skip(
-            type,
-            key,
-            'its claim ended before its answer came (this run stalled past the lease): the run that took it over settles it',
-          );
-          return false;
-        };
-        const outcome = async (): Promise<void> => {
-          if ('error' in answer) {
-            const { error } = answer;
-            try {
-              // A bug (not a CrmError) may have come after the request went: in doubt too.
-              if (error instanceof CrmError && error.sideEffects === 'none') {
-                if (await record({ remove: intent })) this.#failed(type, key, error);
-                return;
-              }
-              const requestId = error instanceof CrmApiError ? error.requestId : undefined;
-              if (!(await record({ put: { ...intent, state: 'inDoubt', requestId } }))) return;
-            } catch (journal) {
-              this.#fail(journal);
-              return;
-            }
-            this.#remember(type, key, IN_DOUBT);
-            this.#tally.count(type, 'inDoubt');
-            if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
-            return;
-          }
-          const { created } = answer;
-          try {
-            if (!(await record({ put: { ...intent, state: 'synced', crmId: created.id } }))) return;
-          } catch (journal) {
-            // The answer could not be written: the record is 'sending' in the journal, in doubt for the next run.
-            this.#fail(journal);
-            return;
-          }
-          if (type !== 'activities') this.#idsOf(type).set(key, created.id);
-          this.#tally.count(type, 'created');
-        };
-        if (fence === undefined) {
-          // Buffered by the committer: written at once.
-          await outcome();
-          return;
-        }
-        // A round trip to the shared journal: written while this slot sends its next create.
-        const written: Promise<void> = outcome()
-          .catch((error: unknown) => this.#fail(error))
-          .finally(() => this.#outcomes.delete(written));
+      },
+      created: (type, key, id) => {
+        if (type !== 'activities') this.#idsOf(type).set(key, id);
+        this.#tally.count(type, 'created');
+      },
+      later: (outcome) => {
+        const written: Promise<void> = outcome.finally(() => this.#outcomes.delete(written));
         this.#outcomes.add(written);
       },
-    });
+    };
   }
 
   #failed(type: SyncType, key: string, error: unknown): void {
