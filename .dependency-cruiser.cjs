@@ -150,9 +150,9 @@ module.exports = {
       name: 'postgres-is-an-entry',
       severity: 'error',
       comment:
-        "src/postgres/ is an entry ('crm-integration-sdk/postgres': the fleet's sync journal): nothing outside it imports it, so that no other entry grows by it.",
+        "src/postgres/ is an entry ('crm-integration-sdk/postgres': the fleet's sync journal): nothing outside it imports it statically, so that no other entry grows by it. The CLI's --postgres loads it on demand (a dynamic import), so its folder is a chunk of its own, loaded only then.",
       from: { pathNot: '^src/postgres/' },
-      to: { path: '^src/postgres/' },
+      to: { path: '^src/postgres/', dependencyTypesNot: ['dynamic-import'] },
     },
   ],
   required: [

@@ -4,7 +4,6 @@
 import { redactor } from '../../internal/report/redaction';
 import { type SyncJournal, SyncJournalError, sqliteJournal } from '../../sync';
 import { UsageError } from '../usage-error';
-import type { Values } from './context';
 
 /** The journal a command line names. */
 export type JournalTarget =
@@ -76,7 +75,7 @@ function shownOf(connectionString: string): string {
 
 /** The journal the options name: exactly one of `--journal <file>` and `--postgres [<connection string>]`. */
 export function journalTarget(
-  values: Values,
+  values: Readonly<Record<string, string | boolean | undefined>>,
   env: Readonly<Record<string, string | undefined>>,
   help: string,
 ): JournalTarget {
