@@ -4,7 +4,7 @@ import type { Pagination } from '../../schemas/pagination';
 import { AttemptFailure, isNetworkFailure, type Outcome, type Received } from '../call/failure';
 import { type CallState, credentialOf, type PreparedRequest } from '../call/prepared';
 import type { TransportOptions } from '../call/settings';
-import { gateOf } from '../call/unsent';
+import { gateOf, type SendGate } from '../call/unsent';
 import { withExtras } from '../hatches/extras';
 import { createReporter, type Reporter } from '../report/reporter';
 import { type Attempted, decide } from '../retry/decide';
@@ -103,7 +103,9 @@ export class Transport {
         try {
           // Once the attempt has its turn, and not before: what the gate writes (a create's intent)
           // then tells of a request about to leave, not of one still waiting (call/unsent.ts).
-          if (!gated) gated = await passGate(settings.signal);
+          // No await for a call without a gate: its attempt starts in the same turn as before.
+          const gate = gated ? undefined : gateOf(settings.signal);
+          if (gate) gated = await passGate(gate);
           outcome = await attempt(this.#attempt, request, target, state, exchange, paced, traced);
           for (let hop = 0; hop < MAX_HOPS && 'response' in outcome && !outcome.response.ok; hop++) {
             const next = redirectOf(outcome, target, this.#origin);
@@ -239,10 +241,8 @@ export class Transport {
   }
 }
 
-/** Passes the call's send gate, if it has one (true then); one that rejects stops the call unsent. */
-async function passGate(signal: AbortSignal | undefined): Promise<boolean> {
-  const gate = gateOf(signal);
-  if (!gate) return false;
+/** Passes the call's send gate (true); one that rejects stops the call unsent. */
+async function passGate(gate: SendGate): Promise<boolean> {
   try {
     await gate.pass();
   } catch (cause) {
