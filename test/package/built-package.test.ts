@@ -7,7 +7,8 @@ type Entry = typeof import('../../src/index');
 const require = createRequire(import.meta.url);
 
 const entries: [string, () => Promise<Entry>][] = [
-  ['the ESM entry (import)', async () => (await import('../../dist/index.js')) as unknown as Entry],
+  // By URL, as a consumer's runtime finds it: the type check does not need a build.
+  ['the ESM entry (import)', async () => (await import(new URL('../../dist/index.js', import.meta.url).href)) as Entry],
   [
     'the ESM entry for Node (import, node condition)',
     async () => (await import(new URL('../../dist/node/index.js', import.meta.url).href)) as unknown as Entry,
@@ -42,7 +43,9 @@ describe.each(entries)('%s', (_name, load) => {
 
 describe('the testing entry', () => {
   test('loads as ESM, as ESM for Node and as CJS, and createFakeCrm() builds the handlers in each (msw is ESM-only: the Node and CJS builds load it with require(esm), Node >= 22.12)', async () => {
-    const esm = (await import('../../dist/testing.js')) as unknown as typeof import('../../src/testing/index');
+    const esm = (await import(
+      new URL('../../dist/testing.js', import.meta.url).href
+    )) as typeof import('../../src/testing/index');
     const node = (await import(
       new URL('../../dist/node/testing.js', import.meta.url).href
     )) as unknown as typeof import('../../src/testing/index');
