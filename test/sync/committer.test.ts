@@ -1,4 +1,4 @@
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, expect, test, vi } from 'vitest';
 import type { SyncJournal, SyncJournalChange, SyncJournalEntry } from '../../src/sync/journal';
 import { memoryJournal } from '../../src/sync/memory-journal';
 import { Committer } from '../../src/sync/sender';
@@ -134,9 +134,17 @@ test("a create's outcome is written without waiting for the next group of intent
   const { journal, inner } = recordingJournal();
   const committer = new Committer(journal, 'tenant_1', 'run_1');
   await committer.intend(intentOf('A1'));
-  committer.put({ ...intentOf('A1'), state: 'synced', crmId: 'acc_1' } as SyncJournalEntry, true);
-  committer.put({ ...intentOf('A2'), state: 'synced', crmId: 'acc_2' } as SyncJournalEntry);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(await inner.pending('tenant_1')).toEqual([]);
-  expect((await inner.get('tenant_1', 'accounts', ['A1', 'A2'])).size).toBe(2);
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    committer.put({ ...intentOf('A1'), state: 'synced', crmId: 'acc_1' } as SyncJournalEntry, true);
+    committer.put({ ...intentOf('A2'), state: 'synced', crmId: 'acc_2' } as SyncJournalEntry);
+    // Not before its timer (10 ms), and by it, whatever the machine's load.
+    await vi.advanceTimersByTimeAsync(9);
+    expect((await inner.pending('tenant_1')).map((e) => e.key)).toEqual(['A1']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await inner.pending('tenant_1')).toEqual([]);
+    expect((await inner.get('tenant_1', 'accounts', ['A1', 'A2'])).size).toBe(2);
+  } finally {
+    vi.useRealTimers();
+  }
 });

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { CrmClient } from '../../src/index';
 import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
@@ -99,18 +99,24 @@ describe('sync.history() of a shared journal (one with claims, no lock)', () => 
       runs: (tenant, limit) => memory.runs?.(tenant, limit) ?? [],
     });
     const { sync, fake } = await syncHarness({ journal });
-    const now = Date.now();
-    const run = (runId: string, startedAt: number, recordedAt: number, finishedAt?: number) =>
-      journal.addRun?.(fake.tenantId, { runId, startedAt, finishedAt, recordedAt, summary: '{"done":4}' });
-    await run('run_ended', now - 9000, now - 8000, now - 8000);
-    await run('run_killed', now - 7000, now - 5000);
-    await run('run_live', now - 3000, now);
+    // The reader's clock stands still: a record 1 ms short of the lease is live however slow the machine.
+    const now = Date.parse('2026-12-04T02:00:00Z');
+    vi.useFakeTimers({ toFake: ['Date'], now });
+    try {
+      const run = (runId: string, startedAt: number, recordedAt: number, finishedAt?: number) =>
+        journal.addRun?.(fake.tenantId, { runId, startedAt, finishedAt, recordedAt, summary: '{"done":4}' });
+      await run('run_ended', now - 9000, now - 8000, now - 8000);
+      await run('run_killed', now - 7000, now - 1001);
+      await run('run_live', now - 3000, now - 999);
 
-    expect((await sync.history()).map((r) => [r.runId, r.state, r.done])).toEqual([
-      ['run_live', 'live', 4],
-      ['run_killed', 'did-not-end', 4],
-      ['run_ended', 'finished', 4],
-    ]);
+      expect((await sync.history()).map((r) => [r.runId, r.state, r.done])).toEqual([
+        ['run_live', 'live', 4],
+        ['run_killed', 'did-not-end', 4],
+        ['run_ended', 'finished', 4],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

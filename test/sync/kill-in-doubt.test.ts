@@ -24,7 +24,7 @@ interface Row {
 }
 
 test.skipIf(!existsSync(DIST))(
-  `a sync killed -9 ${KILLS} times in its accounts phase leaves in doubt only what was on its way, never duplicates, and every account made is mapped or in doubt`,
+  `a sync killed -9 ${KILLS} times in its accounts phase leaves at most one create in doubt a slot, never the next group written ahead, never a duplicate, and every account made mapped or in doubt`,
   { timeout: 600_000 },
   async () => {
     const { killTrials } = (await import(BENCH)) as {
@@ -38,12 +38,12 @@ test.skipIf(!existsSync(DIST))(
       expect(row.missing, why).toBe(0);
       expect(row.unaccounted, why).toBe(0);
     }
-    // In doubt past what was on its way: the creates whose intents were written together and whose
-    // requests had not left yet (a group commit's), at most the concurrency, never the 2 x 8
-    // written ahead before (the requests still waiting for their turn).
-    const excess = rows.map((row) => row.inDoubt - row.inFlight);
-    expect(Math.max(...excess), why).toBeLessThanOrEqual(8);
-    const mean = excess.reduce((a, b) => a + b, 0) / rows.length;
-    expect(mean, why).toBeLessThanOrEqual(2);
+    // What holds at any moment of any machine: an intent is written only at its gate, by one of the
+    // run's 8 slots, and a slot's next gate writes its last outcome with it, so a kill finds at most
+    // one create in doubt a slot (before, up to 2 x 8: the next group written ahead, 17.8 a kill on
+    // average). How close a kill comes to what was truly in flight (<= in flight + 1, <= 4 on
+    // average) depends on how fast the process runs between a group's commit and its fetches: the
+    // bench measures it (W9, bench/RESULTS.md), since a loaded machine widens that window.
+    for (const row of rows) expect(row.inDoubt, why).toBeLessThanOrEqual(8);
   },
 );
