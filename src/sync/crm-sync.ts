@@ -6,7 +6,14 @@ import type { SyncJournal, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { SYNC_TYPES } from './kinds';
 import { isMaxRemoved } from './remove';
-import { checkResolutions, resolveMany, type SyncResolution } from './resolve-many';
+import {
+  adoptionProblem,
+  checkResolutions,
+  claimProblem,
+  resolveMany,
+  type SyncResolution,
+  settledEntry,
+} from './resolve-many';
 import type {
   SyncHistoryOptions,
   SyncHistoryRun,
@@ -313,6 +320,8 @@ export class CrmSync {
     const lock =
       this.#journal.claims === undefined ? await this.#journal.lock(this.#tenant, settings.runId) : undefined;
     try {
+      const claimed = await claimProblem(this.#journal, this.#tenant, settings.runId, type, key);
+      if (claimed !== undefined) rejectInput('key', claimed);
       const entry = (await this.#journal.get(this.#tenant, type, [key])).get(key);
       if (crmId === null) {
         if ((entry?.state === 'synced' || entry?.state === 'deactivated') && !force)
@@ -320,22 +329,10 @@ export class CrmSync {
         await this.#journal.write(this.#tenant, { remove: [{ type, key }] });
         return;
       }
-      await this.#journal.write(this.#tenant, {
-        put: [
-          {
-            type,
-            key,
-            state: 'synced',
-            crmId,
-            // Unknown content: an empty hash matches nothing, so the next run sends every field.
-            hash: entry?.hash ?? '',
-            data: entry?.data ?? '{}',
-            attemptedAt: entry?.attemptedAt,
-            requestId: undefined,
-            runId: settings.runId,
-          },
-        ],
-      });
+      // As resolve(records): two keys on one CRM record, a later deactivation of one removes the other's.
+      const problem = await adoptionProblem(this.#journal, this.#tenant, type, key, crmId);
+      if (problem !== undefined) rejectInput('crmId', problem);
+      await this.#journal.write(this.#tenant, { put: [settledEntry(type, key, crmId, entry, settings.runId)] });
     } finally {
       await lock?.release();
     }

@@ -27,6 +27,61 @@ function byTypeOf(records: readonly SyncResolution[]): Map<SyncType, string[]> {
   return byType;
 }
 
+/** The journal's entry of a record settled by hand to the CRM record `crmId`. */
+export function settledEntry(
+  type: SyncType,
+  key: string,
+  crmId: string,
+  entry: SyncJournalEntry | undefined,
+  runId: string,
+): SyncJournalEntry {
+  return {
+    type,
+    key,
+    state: 'synced',
+    crmId,
+    // Unknown content: an empty hash matches nothing, so the next run sends every field.
+    hash: entry?.hash ?? '',
+    data: entry?.data ?? '{}',
+    attemptedAt: entry?.attemptedAt,
+    requestId: undefined,
+    runId,
+  };
+}
+
+/** Why `crmId` cannot be given to `key`: the journal maps it to another key of the type. */
+export async function adoptionProblem(
+  journal: SyncJournal,
+  tenant: string,
+  type: SyncType,
+  key: string,
+  crmId: string,
+): Promise<string | undefined> {
+  const holder = (await keysOfIds(journal, tenant, type, new Set([crmId]))).get(crmId);
+  return holder === undefined || holder === key ? undefined : alreadyHeld(type, crmId, holder);
+}
+
+/** Why `key` cannot be settled now: a live run of a shared journal claims it, and may be creating it. */
+export async function claimProblem(
+  journal: SyncJournal,
+  tenant: string,
+  runId: string,
+  type: SyncType,
+  key: string,
+): Promise<string | undefined> {
+  if (journal.claims === undefined) return undefined;
+  const held = await journal.claims.held(tenant, runId, type, [key]);
+  return held.has(key) ? beingCreated(type, key) : undefined;
+}
+
+function beingCreated(type: SyncType, key: string): string {
+  return `${type} ${shown(key)} is being created by a live run (its claim holds): settle it once that run is done`;
+}
+
+function alreadyHeld(type: SyncType, crmId: string, holder: string): string {
+  return `${type} id ${shown(crmId)} is already ${shown(holder)}'s in the journal: it is never given to a second key`;
+}
+
 /** The entries the journal holds of `records`' keys, by type and key, read 1,000 keys at a time. */
 async function entriesOf(
   journal: SyncJournal,
@@ -167,21 +222,13 @@ export async function resolveMany(
     const entry = held.get(JSON.stringify([type, key]));
     const inDoubt = entry?.state === 'sending' || entry?.state === 'inDoubt';
     if (claimed.has(JSON.stringify([type, key]))) {
-      refuse(
-        i,
-        'key',
-        `${type} ${shown(key)} is being created by a live run (its claim holds): settle it once that run is done`,
-      );
+      refuse(i, 'key', beingCreated(type, key));
       return;
     }
     if (crmId !== null) {
       const holder = mappedTo.get(JSON.stringify([type, crmId]));
       if (holder !== undefined && holder !== key) {
-        refuse(
-          i,
-          'crmId',
-          `${type} id ${shown(crmId)} is already ${shown(holder)}'s in the journal: it is never given to a second key`,
-        );
+        refuse(i, 'crmId', alreadyHeld(type, crmId, holder));
         return;
       }
       // The journal holds it so already: nothing to settle.
@@ -206,18 +253,7 @@ export async function resolveMany(
       if (entry !== undefined) remove.push({ type, key });
       return;
     }
-    put.push({
-      type,
-      key,
-      state: 'synced',
-      crmId,
-      // Unknown content: an empty hash matches nothing, so the next run sends every field.
-      hash: entry?.hash ?? '',
-      data: entry?.data ?? '{}',
-      attemptedAt: entry?.attemptedAt,
-      requestId: undefined,
-      runId,
-    });
+    put.push(settledEntry(type, key, crmId, entry, runId));
   });
   if (issues.length) throw refusal(issues);
   const change: SyncJournalChange = { put, remove };

@@ -54,6 +54,27 @@ describe('sync.resolve(type, key, null)', () => {
     expect(await journal.pending(fake.tenantId)).toEqual([]);
   });
 
+  test('with an id the journal maps to another key is refused, even with force: one CRM record is one key', async () => {
+    const { sync, fake, journal } = await syncHarness();
+    await sync.run({ accounts });
+    const idOfA0 = (await journal.get(fake.tenantId, 'accounts', ['A0'])).get('A0')?.crmId as string;
+    fake.failNext({ endpoint: 'createAccount', applied: false, drop: true });
+    expect((await sync.run({ accounts: [{ key: 'A2', data: { name: 'Account 2' } }] })).inDoubt).toHaveLength(1);
+
+    for (const options of [{}, { force: true }]) {
+      const error = await sync.resolve('accounts', 'A2', idOfA0, options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CrmValidationError);
+      expect((error as Error).message).toMatch(new RegExp(`accounts id "${idOfA0}" is already "A0"'s in the journal`));
+    }
+    expect((await journal.get(fake.tenantId, 'accounts', ['A2'])).get('A2')).toMatchObject({ state: 'inDoubt' });
+    // Settled to its own record instead, the same call is accepted.
+    await sync.resolve('accounts', 'A2', null);
+    expect(await sync.run({ accounts: [...accounts, { key: 'A2', data: { name: 'Account 2' } }] })).toMatchObject({
+      created: 1,
+      unchanged: 2,
+    });
+  });
+
   test('refuses a force that is not a boolean', async () => {
     const { sync } = await syncHarness();
     await expect(sync.resolve('accounts', 'A0', null, { force: 'yes' as never })).rejects.toThrow(CrmValidationError);
@@ -204,4 +225,32 @@ test("sync.resolve(records) on a shared journal refuses a key another live run's
     ]),
   ).rejects.toThrow(/\[1\]\.key: accounts "M1" is being created by a live run/);
   expect((await store.get(fake.tenantId, 'accounts', ['M0'])).get('M0')?.state).toBe('sending');
+});
+
+test("sync.resolve(type, key, …) on a shared journal refuses a key another live run's claim holds, as absent or found", async () => {
+  const store = memoryJournal();
+  const { sync, fake } = await syncHarness({
+    journal: withClaims(store, {
+      held: async (_tenant, _runId, _type, keys) =>
+        new Map(keys.filter((k) => k === 'M1').map((k) => [k, Date.now() + 30_000])),
+    }),
+  });
+  await store.open();
+  const sending = {
+    state: 'sending' as const,
+    crmId: undefined,
+    hash: 'h',
+    data: '{"name":"Many 1"}',
+    attemptedAt: undefined,
+    requestId: undefined,
+    runId: 'run_other',
+  };
+  await store.write(fake.tenantId, { put: [{ type: 'accounts', key: 'M1', ...sending }] });
+
+  for (const crmId of [null, 'acc_1']) {
+    await expect(sync.resolve('accounts', 'M1', crmId, { force: true })).rejects.toThrow(
+      /accounts "M1" is being created by a live run/,
+    );
+  }
+  expect((await store.get(fake.tenantId, 'accounts', ['M1'])).get('M1')?.state).toBe('sending');
 });
