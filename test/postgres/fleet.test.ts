@@ -7,6 +7,7 @@ import type { SyncJournalEntry, SyncType } from '../../src/sync/journal';
 import type { FakeEndpointName } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
 import { startPostgres, type TestPostgres } from '../support/postgres';
+import { seededRandom } from '../support/seeded-random';
 
 /*
  * A fleet of 4 worker processes syncing one tenant over one Postgres journal, each given an
@@ -30,18 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await postgres?.close();
 });
-
-/** A small seeded generator (mulberry32), so that a failing run can be repeated with FLEET_SEED. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CREATES: Record<string, FakeEndpointName> = {
   accounts: 'createAccount',
@@ -102,7 +91,7 @@ describe.skipIf(!existsSync(DIST))('a fleet of workers on one postgresJournal()'
   }, async () => {
     const { server, schema, start } = await fleetServer();
     const { fake } = server;
-    const rand = random(SEED);
+    const rand = seededRandom(SEED);
     const handle = fake.handle.bind(fake);
     fake.handle = (request: Request) => {
       const path = new URL(request.url).pathname.split('/').pop() ?? '';

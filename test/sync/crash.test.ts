@@ -12,6 +12,7 @@ import type { SyncJournalEntry, SyncType } from '../../src/sync/journal';
 import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import type { FakeEndpointName } from '../../src/testing/index';
 import { startedServer } from '../support/fake-harness';
+import { seededRandom } from '../support/seeded-random';
 
 /*
  * kill -9 at random moments, many times, a process syncing into the fake over real sockets, with
@@ -36,18 +37,6 @@ afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A small seeded generator (mulberry32), so that a failing run can be repeated with CRASH_SEED. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const CREATES: Record<string, FakeEndpointName> = {
   accounts: 'createAccount',
   contacts: 'createContact',
@@ -69,7 +58,7 @@ test.skipIf(!existsSync(DIST))(
     const journalPath = join(dir, 'crash.sync.db');
     const server = await startedServer({ latencyMs: 2 });
     const { fake } = server;
-    const rand = random(SEED);
+    const rand = seededRandom(SEED);
 
     let onRequest: (() => void) | undefined;
     let handling = 0;

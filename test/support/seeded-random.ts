@@ -1,0 +1,14 @@
+/**
+ * A small seeded generator (mulberry32), so that a failing run of a randomised test can be
+ * repeated with the seed it prints. Its quality is ample for choosing kill moments and faults.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
