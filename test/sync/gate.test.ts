@@ -34,6 +34,19 @@ const through =
     return answer();
   };
 
+/** A transport's part as the real one is: a gate that refuses stops the call unsent; one passed sends it. */
+const refusingUnsent =
+  (sent: string[]) =>
+  async (options: RequestOptions): Promise<{ id: string }> => {
+    try {
+      await gateOf(options.signal)?.pass();
+    } catch (cause) {
+      throw new CrmError('Not sent', { cause, sideEffects: 'none' });
+    }
+    sent.push('sent');
+    return { id: 'x' };
+  };
+
 describe('a create sent through its gate', () => {
   test('answered: sent, its intent written before it went', async () => {
     const journal = memoryJournal();
@@ -86,15 +99,7 @@ describe('a create sent through its gate', () => {
       intent,
       false,
       undefined,
-      async (options) => {
-        try {
-          await gateOf(options.signal)?.pass();
-        } catch (cause) {
-          throw new CrmError('Not sent', { cause, sideEffects: 'none' });
-        }
-        sent.push('sent');
-        return { id: 'x' };
-      },
+      refusingUnsent(sent),
       gating,
     );
     expect(gated).toMatchObject({ at: 'journal', error: { message: 'disk full' } });
@@ -116,15 +121,7 @@ describe('a create sent through its gate', () => {
       intent,
       false,
       undefined,
-      async (options) => {
-        try {
-          await gateOf(options.signal)?.pass();
-        } catch (cause) {
-          throw new CrmError('Not sent', { cause, sideEffects: 'none' });
-        }
-        sent.push('sent');
-        return { id: 'x' };
-      },
+      refusingUnsent(sent),
       gating,
     );
     expect(gated).toEqual({ at: 'elsewhere', claim: { outcome: 'held' } });
