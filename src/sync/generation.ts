@@ -22,7 +22,8 @@ export const SyncGenerationSchema = z
     slice: z.int().check(z.gte(0, 'A whole number from 0 to slices - 1')),
   })
   .check(
-    z.refine((g) => g.slice < g.slices, {
+    // Said of the slice only when the count itself is right: a bad count is its own issue.
+    z.refine((g) => !(Number.isInteger(g.slices) && g.slices >= 1) || g.slice < g.slices, {
       message: 'A whole number from 0 to slices - 1',
       path: ['slice'],
     }),
