@@ -712,7 +712,8 @@ class PostgresJournal implements SyncJournal {
     const rows = (await this.#query(
       'read',
       `SELECT tenant FROM ${this.#s}.entries UNION SELECT tenant FROM ${this.#s}.runs
-       UNION SELECT tenant FROM ${this.#s}.claims ORDER BY tenant`,
+       UNION SELECT tenant FROM ${this.#s}.claims
+       UNION SELECT tenant FROM ${this.#s}.generations WHERE state IN ('open', 'removing') ORDER BY tenant`,
       [],
     )) as { tenant: Buffer }[];
     return rows.map((row) => row.tenant.toString('utf8'));

@@ -293,6 +293,39 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
     );
   });
 
+  test('a worker that dies holding the removal (its claim never renewed nor released) blocks it for one lease; the next run of the generation after that takes it over', async () => {
+    const { fake, schema, worker, from } = await tenant(1000);
+    const dropped = dropOf([20]);
+    const source = nightly(dropped);
+    const w = worker();
+    const generation = (slice: number) => ({ id: 'dead-remover', slices: 2, slice });
+    await w.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
+    // The dead worker finished slice 1 and claimed the removal, then died: its pool is gone.
+    const deadPool = postgres.pool();
+    const dead = postgresJournal(deadPool, { schema, leaseMs: 1000 });
+    await dead.open();
+    const claimed = await (dead.generations as SyncJournalGenerations).finish(fake.tenantId, 'run_dead', {
+      id: 'dead-remover',
+      slice: 1,
+      remove: true,
+      lists: [
+        { type: 'accounts', unusableKeys: 0 },
+        { type: 'contacts', unusableKeys: 0 },
+      ],
+    });
+    expect(claimed.outcome).toBe('remove');
+    dead.close();
+    await deadPool.end();
+
+    // Within its lease the claim holds: a retry syncs and removes nothing.
+    const early = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+    expect(early).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const late = await w.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
+    expect(late).toMatchObject({ deactivated: 3, generation: { state: 'completed' } });
+    expect(Object.fromEntries(await deactivations(fake, w.journal, from))).toEqual({ A20: 1, C40: 1, C41: 1 });
+  });
+
   test('a newer generation supersedes an open older one, and one older than its age expires: neither removes', async () => {
     const { fake, schema, worker, from } = await tenant();
     const source = nightly(dropOf([8]));
