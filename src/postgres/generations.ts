@@ -19,7 +19,7 @@ import type { PostgresPoolClient } from './pool';
  */
 
 /** How long a generation may stay open: a week, so that a nightly pass whose retries ran late still completes. */
-export const GENERATION_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+const GENERATION_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** What the generations use of the journal: its statements (each retried as the journal retries its own) and its lease. */
 export interface GenerationsDatabase {

@@ -753,7 +753,7 @@ export class Engine {
     kind: Kind,
     seen: SyncRead,
     unusableKeys = this.#unusableKeys.get(kind.type) ?? 0,
-    created = this.#plan ? 0 : this.#tally.of(kind.type).created,
+    generation = false,
   ): Promise<void> {
     const { type } = kind;
     const { journal, tenant } = this.#s;
@@ -775,6 +775,9 @@ export class Engine {
       return !this.#stopping();
     });
     if (this.#stopping()) return;
+    // A run's own creates are not of the records there before it (its plan counted without them);
+    // a generation's were all there before its removal.
+    const created = this.#plan || generation ? 0 : this.#tally.of(type).created;
     const counted = { wouldDeactivate, synced: Math.max(wouldDeactivate, synced - created), unusableKeys };
     const refusal = refusalOf(type, counted, this.#options.maxRemoved);
     if (refusal) this.#refusedRemovals.push(refusal);
@@ -808,8 +811,7 @@ export class Engine {
       for (const { type, unusableKeys } of end.lists) {
         if (this.#stopping()) break;
         const unread = { unread: (keys: readonly string[]) => generation.unread(type, keys, claim.fence) };
-        // The generation's records were all there before its removal: none is subtracted as created.
-        await this.#removed(kindOf(type), unread, unusableKeys, 0);
+        await this.#removed(kindOf(type), unread, unusableKeys, true);
         await this.#drain();
         await this.#committer.flush();
       }

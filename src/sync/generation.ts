@@ -6,7 +6,7 @@ import { issuesOf } from '../internal/endpoint/issues';
 export const MAX_GENERATION_SLICES = 100_000;
 
 /** `generation` of `sync.run()`: checked before anything is read or sent. */
-export const SyncGenerationSchema = z
+const SyncGenerationSchema = z
   .strictObject({
     id: z.string().check(
       z.minLength(1, 'Required: a non-empty string of at most 200 characters'),
@@ -37,7 +37,7 @@ export const SyncGenerationSchema = z
 export type SyncGeneration = Readonly<z.infer<typeof SyncGenerationSchema>>;
 
 /** `generation` checked, or a `CrmValidationError` naming each bad field (`generation.slice`...). */
-export function checkGeneration(value: unknown): SyncGeneration {
+function checkGeneration(value: unknown): SyncGeneration {
   const parsed = z.safeParse(SyncGenerationSchema, value);
   if (parsed.success) return parsed.data;
   const issues = issuesOf(parsed.error, 0, ['id', 'slices', 'slice']).map((issue) => ({
