@@ -6,6 +6,7 @@ import type {
   SyncJournalClaimRequest,
   SyncJournalClaims,
   SyncJournalEntry,
+  SyncJournalGenerations,
   SyncJournalInFlight,
   SyncJournalLock,
   SyncJournalLockOptions,
@@ -16,8 +17,9 @@ import type {
 } from '../sync/journal';
 import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
+import { postgresGenerations } from './generations';
 import type { PostgresPool, PostgresPoolClient } from './pool';
-import { runsSql, schemaSql } from './schema';
+import { generationsSql, runsSql, schemaSql } from './schema';
 
 /** The format this version writes (the `format` table's one row); any other is refused. */
 export const FORMAT = 1;
@@ -148,6 +150,7 @@ class PostgresJournal implements SyncJournal {
   readonly #s: string;
   #opened = false;
   readonly claims: SyncJournalClaims;
+  readonly generations: SyncJournalGenerations;
   /** This process's live claims, by fence: renewed every third of the lease while any is held. */
   readonly #held = new Set<number>();
   #renewal: ReturnType<typeof setInterval> | undefined;
@@ -172,6 +175,13 @@ class PostgresJournal implements SyncJournal {
       commit: (tenant, change, fence) => this.#commit(tenant, change, fence),
       held: (tenant, runId, type, keys) => this.#heldBy(tenant, runId, type, keys),
     };
+    this.generations = postgresGenerations({
+      s: this.#s,
+      schema,
+      leaseMs,
+      query: (doing, text, values) => this.#query(doing, text, values),
+      transaction: (doing, body) => this.#transaction(doing, body),
+    });
   }
 
   async open(): Promise<void> {
@@ -195,13 +205,13 @@ class PostgresJournal implements SyncJournal {
       async (client) => {
         const found = await client.query('SELECT pg_catalog.to_regclass($1) AS format', [`${this.#s}.format`]);
         if ((found.rows[0] as { format: string | null }).format === null) {
-          await client.query(schemaSql(this.#s, FORMAT));
+          await client.query(schemaSql(this.#s, FORMAT) + generationsSql(this.#s));
           return;
         }
         const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
         this.#check(rows);
-        // A journal made before the history had no runs table: its first opener adds it.
-        await client.query(runsSql(this.#s));
+        // A journal made before the history (or generations) had no such tables: its first opener adds them.
+        await client.query(runsSql(this.#s) + generationsSql(this.#s));
       },
       BEGIN,
       lockNumber('crm_sync.open', this.#schema),
@@ -220,9 +230,10 @@ class PostgresJournal implements SyncJournal {
     let failure: Error | undefined;
     try {
       const rows = (
-        await client.query(`SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AS runs FROM ${this.#s}.format`, [
-          `${this.#s}.runs`,
-        ])
+        await client.query(
+          `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AND pg_catalog.to_regclass($2) IS NOT NULL AS runs FROM ${this.#s}.format`,
+          [`${this.#s}.runs`, `${this.#s}.generation_keys`],
+        )
       ).rows as { format: number; runs: boolean }[];
       return rows.length === 1 ? rows[0] : undefined;
     } catch (error) {
@@ -701,7 +712,8 @@ class PostgresJournal implements SyncJournal {
     const rows = (await this.#query(
       'read',
       `SELECT tenant FROM ${this.#s}.entries UNION SELECT tenant FROM ${this.#s}.runs
-       UNION SELECT tenant FROM ${this.#s}.claims ORDER BY tenant`,
+       UNION SELECT tenant FROM ${this.#s}.claims
+       UNION SELECT tenant FROM ${this.#s}.generations WHERE state IN ('open', 'removing') ORDER BY tenant`,
       [],
     )) as { tenant: Buffer }[];
     return rows.map((row) => row.tenant.toString('utf8'));

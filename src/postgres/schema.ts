@@ -43,3 +43,29 @@ CREATE TABLE IF NOT EXISTS ${s}.runs (
   PRIMARY KEY (tenant, run_id)
 );
 `;
+
+/**
+ * Generations (generations.ts): a row per generation of a tenant, a row per slice finished (the
+ * lists it read to their end, with their unusable keys), and a row per key a slice read, kept
+ * until the generation is done, superseded or expired. `removal_fence` is the removal's claim, as
+ * a create's, from the `fences` sequence. Added to a journal of format 1 made before it by the
+ * first worker that opens it (older workers ignore it).
+ */
+export const generationsSql = (s: string): string => `
+CREATE TABLE IF NOT EXISTS ${s}.generations (
+  tenant bytea NOT NULL, id bytea NOT NULL, slices integer NOT NULL, state text NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+  remover bytea, removal_fence bigint, removal_expires_at timestamptz,
+  PRIMARY KEY (tenant, id)
+);
+CREATE TABLE IF NOT EXISTS ${s}.generation_slices (
+  tenant bytea NOT NULL, id bytea NOT NULL, slice integer NOT NULL, run_id bytea NOT NULL,
+  types text[] NOT NULL, unusable integer[] NOT NULL,
+  finished_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+  PRIMARY KEY (tenant, id, slice)
+);
+CREATE TABLE IF NOT EXISTS ${s}.generation_keys (
+  tenant bytea NOT NULL, id bytea NOT NULL, type text NOT NULL, key bytea NOT NULL,
+  PRIMARY KEY (tenant, id, type, key)
+);
+`;

@@ -1,6 +1,8 @@
 import type { CrmClient } from 'crm-integration-sdk';
 import { CrmValidationError } from '../core/errors';
 import { Engine, type EngineSettings } from './engine';
+import { generationOf } from './generation';
+import { GenerationRun } from './generation-run';
 import { RunRecorder, readHistory } from './history';
 import type { SyncJournal, SyncType } from './journal';
 import { keyProblem } from './keys';
@@ -159,15 +161,30 @@ export class CrmSync {
   async run(source: SyncSource, options: SyncRunOptions = {}): Promise<SyncReport> {
     checkRunOptions(options);
     checkSource(source);
+    const generation = generationOf(this.#journal, options.generation);
     const shared = this.#journal.claims !== undefined;
-    if (shared && options.removed === 'deactivate') {
+    if (shared && options.removed === 'deactivate' && generation === undefined) {
       rejectInput(
         'removed',
-        "'keep' with a shared journal (one with claims, such as the Postgres journal): each worker's run is given a slice, never the complete source, so a key it does not hold may be in another's slice; deactivate those by hand (sync.idOf gives their CRM ids)",
+        "'keep' with a shared journal (one with claims, such as the Postgres journal), or a generation: each worker's run is given a slice, never the complete source, so a key it does not hold may be in another's slice; join the slices into a generation ({ generation: { id, slices, slice } }), which removes once every slice has read its part",
       );
     }
     options.signal?.throwIfAborted();
-    const settings = await this.#open();
+    const opened = await this.#open();
+    // Joined before the run is in the history or sends anything: a refused generation sends nothing.
+    const settings: EngineSettings =
+      generation && this.#journal.generations
+        ? {
+            ...opened,
+            generation: await GenerationRun.join(
+              this.#journal.generations,
+              this.#tenant,
+              opened.runId,
+              generation,
+              options.removed === 'deactivate',
+            ),
+          }
+        : opened;
     // A shared journal's runs go at once, each key claimed as it is created; others are exclusive.
     const lock = shared
       ? undefined

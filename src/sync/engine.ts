@@ -12,11 +12,12 @@ import { issuesOf } from '../internal/endpoint/issues';
 import type { RequestOptions } from '../options';
 import { type Canonical, canonical, changedFields } from './canonical';
 import { type CreateFrom, type CreateRun, createJob } from './create';
+import type { GenerationRun } from './generation-run';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
 import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
-import { eachRemoved, refusalOf } from './remove';
+import { eachRemoved, refusalOf, type SyncRead } from './remove';
 import { Committer, Sender } from './sender';
 import { sentOf } from './sent';
 import { inDoubtReason, lookFor } from './settle';
@@ -61,6 +62,8 @@ export interface EngineSettings {
   readonly runId: string;
   readonly settleMs: number;
   readonly now: () => number;
+  /** The generation the run joined (generation-run.ts): its lists remove at its end, not each at its own. */
+  readonly generation?: GenerationRun | undefined;
 }
 
 interface Decided {
@@ -162,6 +165,7 @@ export class Engine {
       await this.#settle(await this.#s.journal.pending(this.#s.tenant), this.#options.inDoubt ?? 'report');
       await this.#lists(source);
       await this.#settleLate('activities');
+      if (this.#s.generation && !this.#plan) await this.#generationEnd(this.#s.generation);
     } catch (error) {
       this.#fail(error instanceof SourceFailure ? error.error : error);
     }
@@ -177,7 +181,8 @@ export class Engine {
         ? { type: e.type, key: e.key, sent: sentOf(e) }
         : { type: e.type, key: e.key, requestId: e.requestId, sent: sentOf(e) },
     );
-    return this.#tally.report(this.#s.runId, inDoubt, this.#refusedRemovals);
+    const report = this.#tally.report(this.#s.runId, inDoubt, this.#refusedRemovals);
+    return this.#s.generation ? { ...report, generation: this.#s.generation.report() } : report;
   }
 
   async plan(source: SyncSource): Promise<SyncPlan> {
@@ -242,8 +247,9 @@ export class Engine {
         else await this.#plan.handedOut();
       }
       if (this.#stopping()) return;
-      // The list was read to its end: it is complete, and may remove.
-      if (this.#options.removed === 'deactivate') await this.#removed(kind, seen);
+      // The list was read to its end: it is complete, and may remove (a generation's, at its end).
+      if (this.#s.generation) this.#s.generation.listRead(kind.type, this.#unusableKeys.get(kind.type) ?? 0);
+      else if (this.#options.removed === 'deactivate') await this.#removed(kind, seen);
       await this.#drain();
       seen.done();
       if (this.#stopping()) return;
@@ -292,6 +298,7 @@ export class Engine {
     const { type } = kind;
     const ready: { key: string; record: Record<string, unknown>; data: Record<string, unknown> }[] = [];
     const wanted = new Map<SyncType, Set<string>>();
+    const keysRead: string[] = [];
     for (const raw of batch) {
       const record = (raw ?? {}) as Record<string, unknown>;
       const key = record.key;
@@ -314,6 +321,7 @@ export class Engine {
         continue;
       }
       seen.add(key);
+      keysRead.push(key);
       const data = record.data;
       if (data === null || typeof data !== 'object' || Array.isArray(data)) {
         this.#invalid(type, key, invalid('data', `Required: the ${kind.noun}'s fields, an object`));
@@ -348,6 +356,9 @@ export class Engine {
       }
       ready.push({ key, record, data: data as Record<string, unknown> });
     }
+
+    // A generation's slice: the keys the batch gave, in one write, before any is sent.
+    if (this.#s.generation && !this.#plan) await this.#s.generation.read(type, keysRead);
 
     // Parents this run has not met: what the journal holds of them, once other runs' creates of them end.
     for (const [parent, keys] of wanted) {
@@ -738,7 +749,12 @@ export class Engine {
    * reported. Measured first, sent after (remove.ts): past the limit, or after a record whose key
    * could not be read, none of the type's removals is sent, and the refusal is reported.
    */
-  async #removed(kind: Kind, seen: Seen): Promise<void> {
+  async #removed(
+    kind: Kind,
+    seen: SyncRead,
+    unusableKeys = this.#unusableKeys.get(kind.type) ?? 0,
+    generation = false,
+  ): Promise<void> {
     const { type } = kind;
     const { journal, tenant } = this.#s;
     // This run's creates written first, so that the journal's synced records less them are the
@@ -759,11 +775,10 @@ export class Engine {
       return !this.#stopping();
     });
     if (this.#stopping()) return;
-    const counted = {
-      wouldDeactivate,
-      synced: Math.max(wouldDeactivate, synced - (this.#plan ? 0 : this.#tally.of(type).created)),
-      unusableKeys: this.#unusableKeys.get(type) ?? 0,
-    };
+    // A run's own creates are not of the records there before it (its plan counted without them);
+    // a generation's were all there before its removal.
+    const created = this.#plan || generation ? 0 : this.#tally.of(type).created;
+    const counted = { wouldDeactivate, synced: Math.max(wouldDeactivate, synced - created), unusableKeys };
     const refusal = refusalOf(type, counted, this.#options.maxRemoved);
     if (refusal) this.#refusedRemovals.push(refusal);
     if (refusal || this.#plan || wouldDeactivate === 0) return;
@@ -776,6 +791,36 @@ export class Engine {
       await this.#sender.room(BATCH);
       return true;
     });
+  }
+
+  /**
+   * The end of a generation's slice: every outcome written, the slice finished; when that
+   * completes the generation (or its removal's claim lapsed), the records the journal holds that
+   * no slice read are removed as one run's complete lists remove them, under the same guard, and
+   * the removal is marked done once every one is answered and written. A run that stops first
+   * gives the claim up: the next run of the generation does the removal.
+   */
+  async #generationEnd(generation: GenerationRun): Promise<void> {
+    await this.#drain();
+    await this.#committer.flush();
+    if (this.#stopping()) return;
+    const end = await generation.finish();
+    if (!end) return;
+    const { claim } = end;
+    try {
+      for (const { type, unusableKeys } of end.lists) {
+        if (this.#stopping()) break;
+        const unread = { unread: (keys: readonly string[]) => generation.unread(type, keys, claim.fence) };
+        await this.#removed(kindOf(type), unread, unusableKeys, true);
+        await this.#drain();
+        await this.#committer.flush();
+      }
+    } catch (error) {
+      await claim.release().catch(() => {});
+      throw error;
+    }
+    if (this.#stopping()) await claim.release().catch(() => {});
+    else await claim.done();
   }
 
   #deactivate(kind: Kind, entry: SyncJournalEntry): void {

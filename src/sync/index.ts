@@ -3,6 +3,7 @@
 // node:sqlite when a run opens it, so this entry imports in any runtime.
 
 export { CrmSync, type CrmSyncOptions, type SyncResolveOptions } from './crm-sync';
+export { MAX_GENERATION_SLICES, type SyncGeneration } from './generation';
 export type {
   SyncJournal,
   SyncJournalChange,
@@ -11,12 +12,18 @@ export type {
   SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalErrorReason,
+  SyncJournalGenerationEnd,
+  SyncJournalGenerationState,
+  SyncJournalGenerationStatus,
+  SyncJournalGenerations,
   SyncJournalInFlight,
   SyncJournalKey,
   SyncJournalLock,
   SyncJournalLockHolder,
   SyncJournalLockOptions,
+  SyncJournalRemovalClaim,
   SyncJournalRun,
+  SyncJournalSliceList,
   SyncJournalState,
   SyncJournalTakeover,
   SyncType,
@@ -36,6 +43,7 @@ export type {
   SyncCounts,
   SyncFailure,
   SyncFieldChange,
+  SyncGenerationReport,
   SyncHistoryFailure,
   SyncHistoryOptions,
   SyncHistoryRun,

@@ -159,6 +159,14 @@ export interface SyncJournal {
    * of one process (memory, SQLite) leaves it out, and its runs of one tenant are exclusive.
    */
   readonly claims?: SyncJournalClaims | undefined;
+
+  /**
+   * Present on a shared journal that keeps generations (`postgresJournal()`): the slices of a
+   * fleet's pass over a tenant's source, the keys each read, and the claim to remove, once
+   * complete, what none read (`SyncRunOptions.generation`). Without it, a run given a
+   * generation is refused.
+   */
+  readonly generations?: SyncJournalGenerations | undefined;
 }
 
 /** How many runs of a tenant the SDK's journals keep (see {@link SyncJournal.addRun}): older ones are forgotten when a run ends. */
@@ -369,3 +377,118 @@ export interface SyncJournalEntry extends SyncJournalKey {
 
 /** Why a journal refused to work (see {@link SyncJournal.open} and {@link SyncJournal.lock}). */
 export type SyncJournalErrorReason = 'newer-version' | 'corrupt' | 'unavailable' | 'locked';
+
+// Generations (README.md, "Syncing with many workers"): what a shared journal keeps so that the
+// slices of a fleet's pass over a tenant's source remove, once complete, what no slice read.
+
+/**
+ * Where a generation stands in a journal:
+ * - `'open'`: slices are missing;
+ * - `'removing'`: every slice finished, and a run holds (or held, until its lease lapsed) the
+ *   claim to remove what no slice read;
+ * - `'done'`: complete, its removal done or refused (or none, when its last slice kept removals);
+ * - `'superseded'`: a newer generation of the tenant started before it completed;
+ * - `'expired'`: it did not complete within the journal's age limit.
+ */
+export type SyncJournalGenerationState = 'open' | 'removing' | 'done' | 'superseded' | 'expired';
+
+/** A list a slice read to its end, with how many of its records had a key that could not be read. */
+export interface SyncJournalSliceList {
+  /** The list. */
+  readonly type: SyncType;
+  /** Its records whose key could not be read: the generation cannot tell what its source no longer holds. */
+  readonly unusableKeys: number;
+}
+
+/** The claim to do a complete generation's removal (see {@link SyncJournalGenerations.finish}). */
+export interface SyncJournalRemovalClaim {
+  /** Its fencing number: a claim taken over after its lease lapsed has a higher one. */
+  readonly fence: number;
+  /** Marks the removal done (sent or refused) and ends the claim; false when it was taken over meanwhile. */
+  done(): Promise<boolean>;
+  /** Ends the claim without marking it done (the run stopped): the next run of the generation claims it at once. */
+  release(): Promise<void>;
+}
+
+/** What {@link SyncJournalGenerations.finish} found once the slice was recorded. */
+export type SyncJournalGenerationEnd =
+  /** Slices are missing: nothing is removed yet. */
+  | { readonly outcome: 'open'; readonly missing: readonly number[] }
+  /** This run holds the removal: the lists every slice read to their end, and their unusable keys summed. */
+  | {
+      readonly outcome: 'remove';
+      readonly lists: readonly SyncJournalSliceList[];
+      readonly claim: SyncJournalRemovalClaim;
+    }
+  /** Nothing for this run to remove: the generation is done, superseded, expired, or another run holds its removal. */
+  | { readonly outcome: 'closed'; readonly state: Exclude<SyncJournalGenerationState, 'open'> };
+
+/** An open generation, as `crm sync status` shows it (see {@link SyncJournalGenerations.open}). */
+export interface SyncJournalGenerationStatus {
+  /** Its id. */
+  readonly id: string;
+  /** How many slices it has. */
+  readonly slices: number;
+  /** `'open'` (slices missing) or `'removing'` (complete, its removal not done yet). */
+  readonly state: 'open' | 'removing';
+  /** When its first slice joined it (epoch milliseconds, the journal's clock). */
+  readonly startedAt: number;
+  /** The slices that have not finished, ascending. */
+  readonly missing: readonly number[];
+}
+
+/**
+ * Generations in a shared journal (see {@link SyncJournal.generations}): a named, complete pass
+ * over a tenant's source made of many slices, each run by any worker. The journal records the keys
+ * each slice reads and the slices that finish; the run that finishes the last slice (or, when that
+ * run stopped, the next run of the generation once its claim lapsed) claims the removal, once.
+ */
+export interface SyncJournalGenerations {
+  /** How long a generation may stay open, in milliseconds: older, it expires and removes nothing. */
+  readonly maxAgeMs: number;
+
+  /**
+   * Joins the generation `id` of `slices` slices, starting it when the tenant has none of that id
+   * (and superseding the tenant's older open ones). Resolves to its state and its slice count as
+   * the journal holds them: a count other than `slices` means the id was used with another one.
+   */
+  join(
+    tenant: string,
+    id: string,
+    slices: number,
+  ): Promise<{ readonly state: SyncJournalGenerationState; readonly slices: number }>;
+
+  /** Records that a slice of the open generation `id` read `keys` of `type` (one call per batch). */
+  read(tenant: string, id: string, type: SyncType, keys: readonly string[]): Promise<void>;
+
+  /**
+   * The keys of `keys` (of `type`, at most 1,000) that no slice of `id` read, while the removal
+   * claim `fence` holds: none once it was taken over or the generation is no longer removing.
+   */
+  unread(
+    tenant: string,
+    id: string,
+    type: SyncType,
+    keys: readonly string[],
+    fence: number,
+  ): Promise<ReadonlySet<string>>;
+
+  /**
+   * Records that `slice` of `id` finished with `lists` read to their end (a slice finished twice
+   * counts once), and, when that completes the generation, or it is complete and its removal's
+   * claim lapsed, claims its removal for `runId` when `remove` (else a complete generation is done).
+   */
+  finish(
+    tenant: string,
+    runId: string,
+    ended: {
+      readonly id: string;
+      readonly slice: number;
+      readonly remove: boolean;
+      readonly lists: readonly SyncJournalSliceList[];
+    },
+  ): Promise<SyncJournalGenerationEnd>;
+
+  /** The tenant's open generations (open, or complete with their removal not done), latest first. */
+  open(tenant: string): Promise<readonly SyncJournalGenerationStatus[]>;
+}

@@ -53,6 +53,14 @@ export function refusalOf(
 }
 
 /**
+ * What a source read: the keys of one run's list (`has`), or of a generation's slices, asked a
+ * page at a time of the journal (`unread`: the keys of a page no slice read).
+ */
+export type SyncRead =
+  | { has(key: string): boolean }
+  | { unread(keys: readonly string[]): Promise<ReadonlySet<string>> };
+
+/**
  * Calls `each` with every page of the entries of `type` the journal holds as synced and `seen`
  * does not hold (what a complete list no longer holds), and resolves to how many entries of
  * `type` it holds as synced in all. `each` stops the paging by answering `false`.
@@ -61,7 +69,7 @@ export async function eachRemoved(
   journal: SyncJournal,
   tenant: string,
   type: SyncType,
-  seen: { has(key: string): boolean },
+  seen: SyncRead,
   each: (removed: readonly SyncJournalEntry[]) => boolean | Promise<boolean>,
 ): Promise<number> {
   let synced = 0;
@@ -70,12 +78,13 @@ export async function eachRemoved(
     const page = await journal.list(tenant, type, after, PAGE);
     if (page.length === 0) return synced;
     after = page[page.length - 1]?.key;
-    const removed: SyncJournalEntry[] = [];
-    for (const entry of page) {
-      if (entry.state !== 'synced') continue;
-      synced++;
-      if (!seen.has(entry.key)) removed.push(entry);
-    }
+    const candidates = page.filter((entry) => entry.state === 'synced');
+    synced += candidates.length;
+    const unread =
+      'unread' in seen && candidates.length > 0 ? await seen.unread(candidates.map((entry) => entry.key)) : undefined;
+    const removed = candidates.filter((entry) =>
+      unread ? unread.has(entry.key) : !(seen as { has(key: string): boolean }).has(entry.key),
+    );
     if (removed.length > 0 && !(await each(removed))) return synced;
   }
 }

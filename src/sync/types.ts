@@ -3,6 +3,7 @@ import type { AccountCreateInput } from '../schemas/account';
 import type { ActivityRelatedToType, ActivityType } from '../schemas/activity';
 import type { ContactCreateInput } from '../schemas/contact';
 import type { OpportunityCreateInput } from '../schemas/opportunity';
+import type { SyncGeneration } from './generation';
 import type { SyncJournalTakeover, SyncType } from './journal';
 import type { SyncSentFields } from './sent';
 
@@ -219,6 +220,8 @@ export interface SyncReport extends SyncCounts {
    * process died or stalled past the lease): that run, and when it took the lock.
    */
   readonly lockTakenOver?: SyncJournalTakeover | undefined;
+  /** Set for a run of a generation ({@link SyncRunOptions.generation}): where it left it. */
+  readonly generation?: SyncGenerationReport | undefined;
 }
 
 /**
@@ -290,6 +293,55 @@ export interface SyncRunOptions {
    * doubt look for them is never created again: it stays in doubt.
    */
   readonly inDoubt?: 'report' | 'recreate' | undefined;
+  /**
+   * Joins this run to a **generation**: a named, complete pass over the tenant's source, split
+   * into `slices` slices (numbered from 0) that a fleet's workers run on a shared journal
+   * (`postgresJournal()`), each run given one of them as `slice`. The journal records the keys
+   * each slice reads (one write a batch) and each slice that finishes with its lists read to
+   * their end (a slice retried or run twice counts once; a run that fails or is aborted does not
+   * finish its slice). When the last slice finishes, and the runs pass `removed: 'deactivate'`,
+   * the records the journal holds that **no** slice read are removed as one run removes them,
+   * under the same `maxRemoved` guard, once, by one run (a claim): the run that completed the
+   * generation, whose report counts them (`deactivated`, `refusedRemovals`; the other slices'
+   * count none), or, when that run stopped, the next run of the generation once the claim's
+   * lease lapsed. A slice run after its generation completed syncs its records and removes
+   * nothing. With `removed: 'keep'` a generation removes nothing. A generation that has not
+   * completed 7 days after its first slice joined expires without removing anything, and a newer
+   * generation of the tenant (another id, started later) supersedes an open older one.
+   * `crm sync status` lists the open generations and the slices each is missing.
+   *
+   * Needs a journal that keeps generations (`postgresJournal()`): with `memoryJournal()`,
+   * `sqliteJournal()` or a journal without `generations`, the run is refused
+   * with a `CrmValidationError` (field `generation`), nothing sent; their runs of a tenant are
+   * exclusive, so one run over the whole source removes with `removed: 'deactivate'` alone.
+   * An id the journal holds with another `slices` count is refused the same way.
+   *
+   * @example
+   * ```ts
+   * await sync.run(slice, { removed: 'deactivate', generation: { id: '2026-12-03', slices: 12, slice: 7 } });
+   * ```
+   */
+  readonly generation?: SyncGeneration | undefined;
+}
+
+/**
+ * Where a run left its generation (see {@link SyncRunOptions.generation}):
+ * - `'open'`: slices are missing (`missingSlices`), nothing removed yet;
+ * - `'completed'`: this run completed it (or took over its lapsed removal) and did its removal:
+ *   the report's `deactivated` and `refusedRemovals` are the generation's;
+ * - `'complete'`: it was already complete (another run did its removal), or completed with
+ *   `removed: 'keep'`: this run removed nothing;
+ * - `'superseded'`, `'expired'`: a newer generation started, or it outlived its age: nothing removed.
+ */
+export interface SyncGenerationReport {
+  /** The generation's id. */
+  readonly id: string;
+  /** This run's slice. */
+  readonly slice: number;
+  /** Where it stands. */
+  readonly state: 'open' | 'completed' | 'complete' | 'superseded' | 'expired';
+  /** The slices not finished yet, ascending (with `'open'`). */
+  readonly missingSlices: readonly number[];
 }
 
 /** Options of `sync.plan()`. */

@@ -52,7 +52,16 @@ describe('postgresJournal()', () => {
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
       [schema],
     );
-    expect(tables.rows.map((r) => r.table_name)).toEqual(['claims', 'entries', 'format', 'locks', 'runs']);
+    expect(tables.rows.map((r) => r.table_name)).toEqual([
+      'claims',
+      'entries',
+      'format',
+      'generation_keys',
+      'generation_slices',
+      'generations',
+      'locks',
+      'runs',
+    ]);
     expect((await pool.query(`SELECT format FROM ${schema}.format`)).rows).toEqual([{ format: FORMAT }]);
     expect(
       (
@@ -102,7 +111,7 @@ describe('postgresJournal()', () => {
     await journal.open();
 
     expect(statements).toEqual([
-      `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AS runs FROM "${schema}".format`,
+      `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AND pg_catalog.to_regclass($2) IS NOT NULL AS runs FROM "${schema}".format`,
     ]);
     await journal.write('acme', { put: [entry('accounts', 'a1', { crmId: 'crm_a1' })] });
     expect((await journal.get('acme', 'accounts', ['a1'])).get('a1')?.crmId).toBe('crm_a1');

@@ -3,6 +3,7 @@ import type { CrmClient, CrmError } from '../../src/index';
 import {
   CrmSync,
   memoryJournal,
+  type SyncGenerationReport,
   type SyncHistoryRun,
   type SyncHistoryState,
   type SyncInDoubt,
@@ -108,4 +109,17 @@ test('sync.history() gives plain runs, their state one of four, their end option
   expectTypeOf<SyncHistoryRun['finishedAt']>().toEqualTypeOf<Date | undefined>();
   // @ts-expect-error: a limit is a number
   void sync.history({ limit: '5' });
+});
+
+test('a run joins a generation by id, slices and slice, and its report says where it left it', () => {
+  const sync = new CrmSync(crm, { journal: memoryJournal() });
+  void sync.run({ accounts: [] }, { removed: 'deactivate', generation: { id: '2026-12-03', slices: 12, slice: 7 } });
+  // @ts-expect-error a generation names its slice
+  void sync.run({ accounts: [] }, { generation: { id: '2026-12-03', slices: 12 } });
+  // @ts-expect-error slices is a number
+  void sync.run({ accounts: [] }, { generation: { id: 'g', slices: '12', slice: 0 } });
+  expectTypeOf<SyncReport['generation']>().toEqualTypeOf<SyncGenerationReport | undefined>();
+  expectTypeOf<SyncGenerationReport['state']>().toEqualTypeOf<
+    'open' | 'completed' | 'complete' | 'superseded' | 'expired'
+  >();
 });

@@ -5,6 +5,7 @@ import type {
   SyncHistoryRun,
   SyncJournal,
   SyncJournalEntry,
+  SyncJournalGenerationStatus,
   SyncJournalLockHolder,
   SyncSentFields,
 } from '../../sync';
@@ -98,10 +99,49 @@ interface RecordStatus {
 interface TenantStatus {
   readonly tenant: string;
   readonly lock: LockStatus | null;
+  /** Its open generations (a shared journal's), latest first, each with the slices it is missing. */
+  readonly generations: GenerationStatus[];
   readonly runs: RunStatus[];
   readonly inFlight: RecordStatus[];
   readonly inDoubt: RecordStatus[];
   readonly failed: SyncHistoryFailure[];
+}
+
+/** An open generation as status shows it. */
+interface GenerationStatus {
+  readonly id: string;
+  readonly slices: number;
+  /** `'open'`: slices missing; `'removing'`: complete, its removal not done yet. */
+  readonly state: 'open' | 'removing';
+  readonly startedAt: string;
+  readonly missingSlices: readonly number[];
+}
+
+const generationOf = (g: SyncJournalGenerationStatus): GenerationStatus => ({
+  id: g.id,
+  slices: g.slices,
+  state: g.state,
+  startedAt: new Date(g.startedAt).toISOString(),
+  missingSlices: g.missing,
+});
+
+/** Slices as a person reads them: `3, 7, 9-11`. */
+function slicesText(slices: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < slices.length; ) {
+    let j = i;
+    while (j + 1 < slices.length && slices[j + 1] === (slices[j] as number) + 1) j++;
+    parts.push(i === j ? String(slices[i]) : `${slices[i]}-${slices[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+function generationText(g: GenerationStatus): string {
+  const head = `    ${valueText(g.id)} (${g.slices} slices, started ${g.startedAt})`;
+  return g.state === 'open'
+    ? `${head}: missing slices ${slicesText(g.missingSlices)}; nothing is removed until they finish`
+    : `${head}: complete, its removal not done yet (a live run is doing it, or the next run of the generation takes it over)`;
 }
 
 const recordOf = (entry: SyncJournalEntry, runId?: string): RecordStatus => ({
@@ -134,9 +174,11 @@ function runText(run: RunStatus, now: number): string {
   }
 }
 
-function tenantText({ tenant, lock, runs, inFlight, inDoubt, failed }: TenantStatus, now: number): string {
+function tenantText({ tenant, lock, generations, runs, inFlight, inDoubt, failed }: TenantStatus, now: number): string {
   const lines = [`tenant ${valueText(tenant)}`];
   if (lock) lines.push(lockText(lock));
+  if (generations.length) lines.push(`  open generations (${generations.length}):`);
+  for (const g of generations) lines.push(generationText(g));
   lines.push(runs.length ? '  last runs (latest started first):' : '  no run recorded');
   for (const run of runs) lines.push(runText(run, now));
   if (inFlight.length) lines.push(`  in flight (${inFlight.length}): a live run is waiting for their answers`);
@@ -184,6 +226,7 @@ async function tenantStatus(journal: SyncJournal, tenant: string, now: number): 
   return {
     tenant,
     lock: lockOf(await journal.lockHolder?.(tenant), now),
+    generations: ((await journal.generations?.open(tenant)) ?? []).map(generationOf),
     runs,
     inFlight,
     inDoubt,
