@@ -22,6 +22,7 @@ import {
   sameFile,
 } from './paths';
 import { SyncProgressLine } from './progress';
+import { readOptionsOf } from './read-options';
 import {
   labelOf,
   ndjsonLine,
@@ -33,7 +34,6 @@ import {
   reportLine,
   valueText,
 } from './render';
-import { readOptionsOf } from './read-options';
 import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
 
 /** The command line's parser (main.ts's, with its refusals and "did you mean"). */

@@ -43,7 +43,8 @@ const STANDS_FOR: Readonly<Record<string, string>> = {
 /** A required field no column gives: refused once, before anything is sent, not once per row. */
 function missingRequired(columns: TypeColumns, given: (name: string) => boolean): string | undefined {
   return columns.fields.find(
-    (field) => field.required && !given(field.name) && !(STANDS_FOR[field.name] && given(STANDS_FOR[field.name] as string)),
+    (field) =>
+      field.required && !given(field.name) && !(STANDS_FOR[field.name] && given(STANDS_FOR[field.name] as string)),
   )?.name;
 }
 
@@ -55,7 +56,12 @@ function semicolonHint(cells: readonly string[], format: TextFormat): string {
 }
 
 /** The header, checked: every column a field of the type (or `key`, or a reference), none twice. */
-function headerOf(cells: readonly string[], columns: TypeColumns, file: string, format: TextFormat): (string | undefined)[] {
+function headerOf(
+  cells: readonly string[],
+  columns: TypeColumns,
+  file: string,
+  format: TextFormat,
+): (string | undefined)[] {
   cells.forEach((name, i) => {
     if (!columns.names.includes(name)) {
       const near = nearest(name, columns.names);
@@ -72,7 +78,12 @@ function headerOf(cells: readonly string[], columns: TypeColumns, file: string, 
   if (!cells.includes('key')) throw new SourceError(file, 1, undefined, 'the header has no "key" column');
   const missing = missingRequired(columns, (name) => cells.includes(name));
   if (missing) {
-    throw new SourceError(file, 1, undefined, `the header has no "${missing}" column, which every ${columns.type.replace(/s$/, '').replace(/ie$/, 'y')} needs`);
+    throw new SourceError(
+      file,
+      1,
+      undefined,
+      `the header has no "${missing}" column, which every ${columns.type.replace(/s$/, '').replace(/ie$/, 'y')} needs`,
+    );
   }
   return [...cells];
 }
@@ -99,20 +110,30 @@ function mappedHeader(cells: readonly string[], map: TypeMap, file: string, form
   };
   need(map.key, `${map.type}.key`);
   for (const [name, column] of map.references) need(column, `${map.type}.${name}`);
-  for (const reader of map.fields) if (reader.column !== undefined) need(reader.column, `${map.type}.fields.${reader.field}`);
+  for (const reader of map.fields)
+    if (reader.column !== undefined) need(reader.column, `${map.type}.fields.${reader.field}`);
   const columns = columnsOf(map.type);
   const missing = missingRequired(
     columns,
     (name) => map.references.has(name) || map.fields.some((reader) => reader.field === name),
   );
   if (missing) {
-    throw new SourceError(file, undefined, undefined, `${map.file} maps no column to "${missing}", which ${map.type} need`);
+    throw new SourceError(
+      file,
+      undefined,
+      undefined,
+      `${map.file} maps no column to "${missing}", which ${map.type} need`,
+    );
   }
   return at;
 }
 
 /** A row read with a mapping: `{ key, accountKey?, ..., data }`, or an invalid record naming the cell. */
-function mappedRecord(cells: readonly string[], map: TypeMap, at: ReadonlyMap<string, number>): Record<string, unknown> {
+function mappedRecord(
+  cells: readonly string[],
+  map: TypeMap,
+  at: ReadonlyMap<string, number>,
+): Record<string, unknown> {
   const cell = (column: string) => cells[at.get(column) as number];
   const record: Record<string, unknown> = {};
   const key = cell(map.key)?.trim();
@@ -126,7 +147,9 @@ function mappedRecord(cells: readonly string[], map: TypeMap, at: ReadonlyMap<st
     const read = reader.read(reader.column === undefined ? undefined : cell(reader.column));
     if ('fault' in read) {
       const column = reader.column === undefined ? 'its value' : `column ${shown(reader.column)}`;
-      Object.assign(record, { [SOURCE_FAULT]: { field: `data.${reader.field}`, message: `${read.fault} (${column})` } });
+      Object.assign(record, {
+        [SOURCE_FAULT]: { field: `data.${reader.field}`, message: `${read.fault} (${column})` },
+      });
       break;
     }
     if ('value' in read) data[reader.field] = read.value;

@@ -29,7 +29,7 @@ const readOptions = {
   delimiter: {
     type: 'string',
     value: ', | ; | tab',
-    help: "the CSV separator of every file (default: the one the header line uses)",
+    help: 'the CSV separator of every file (default: the one the header line uses)',
   },
   encoding: {
     type: 'string',

@@ -36,7 +36,9 @@ export interface SourceFile {
  * The rows of a source file as read, each with the record made of it: for a CSV file the row's
  * own text (`raw`) and line, which a writer of failed rows copies as they came.
  */
-export function rowsOf(source: SourceFile): AsyncGenerator<CsvRow | { record: SourceRecord; raw: undefined; line: undefined }> {
+export function rowsOf(
+  source: SourceFile,
+): AsyncGenerator<CsvRow | { record: SourceRecord; raw: undefined; line: undefined }> {
   return readRows(source, createReadStream(source.path));
 }
 
@@ -51,7 +53,8 @@ async function* readRows(
 ): AsyncGenerator<CsvRow | { record: SourceRecord; raw: undefined; line: undefined }> {
   try {
     if (source.format === 'csv' && source.text) yield* csvRows(input, { ...source, text: source.text });
-    else for await (const record of ndjsonRecords(input, source.file)) yield { record, raw: undefined, line: undefined };
+    else
+      for await (const record of ndjsonRecords(input, source.file)) yield { record, raw: undefined, line: undefined };
   } catch (error) {
     if (error instanceof SourceError) throw error;
     const code = (error as { code?: unknown }).code;

@@ -78,7 +78,8 @@ export async function textFormatOf(
   }
   const text = decoderOf(encoding).decode(head, { stream: true });
   const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
-  const delimiter = given.delimiter === undefined ? delimiterOf(firstLine) : given.delimiter === 'tab' ? '\t' : given.delimiter;
+  const delimiter =
+    given.delimiter === undefined ? delimiterOf(firstLine) : given.delimiter === 'tab' ? '\t' : given.delimiter;
   return { encoding, bom, delimiter };
 }
 
@@ -100,7 +101,12 @@ async function headOf(path: string, file: string): Promise<Uint8Array> {
     return buffer.subarray(0, bytesRead);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new SourceError(file, undefined, undefined, `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`);
+    throw new SourceError(
+      file,
+      undefined,
+      undefined,
+      `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
+    );
   } finally {
     await handle?.close();
   }
@@ -140,7 +146,10 @@ let windows1252: Map<string, number> | undefined;
 export function encodeText(text: string, encoding: Encoding): Buffer {
   if (encoding === 'utf-8') return Buffer.from(text, 'utf8');
   if (encoding === 'utf-16le') return Buffer.from(text, 'utf16le');
-  if (encoding === 'latin1') return Buffer.from(text.replace(/[^\u0000-\u00ff]/g, '?'), 'latin1');
+  if (encoding === 'latin1')
+    return Buffer.from(
+      Array.from(text, (char) => (char.charCodeAt(0) <= 0xff && char.length === 1 ? char.charCodeAt(0) : 0x3f)),
+    );
   if (!windows1252) {
     const decoder = new TextDecoder('windows-1252');
     windows1252 = new Map(Array.from({ length: 256 }, (_, byte) => [decoder.decode(Uint8Array.of(byte)), byte]));

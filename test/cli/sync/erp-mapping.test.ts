@@ -158,7 +158,12 @@ describe("crm sync loads an ERP's day-1 export with one mapping file", () => {
 
     const jurgen = people[1];
     const deal = byName(opportunities, 'Rahmenvertrag Öl');
-    expect(deal).toMatchObject({ amount: 1_200_000.5, probability: 0.75, accountId: mueller?.id, contactId: jurgen?.id });
+    expect(deal).toMatchObject({
+      amount: 1_200_000.5,
+      probability: 0.75,
+      accountId: mueller?.id,
+      contactId: jurgen?.id,
+    });
     // A date alone is that day's midnight in Berlin; a date and time, that time there (summer and winter).
     expect(deal?.expectedCloseDate).toBe('2027-01-31T00:00:00+01:00');
     expect(deal?.closeDate).toBe('2026-10-14T09:30:00+02:00');

@@ -15,7 +15,12 @@ async function plan(mapping: unknown, accounts = ACCOUNTS, more: readonly string
     f.env,
   );
   const sent = f.server.fake.requests.filter((r) => r.method !== 'GET').length;
-  const lines = run.stdout.trim() ? run.stdout.trim().split('\n').map((line) => JSON.parse(line)) : [];
+  const lines = run.stdout.trim()
+    ? run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+    : [];
   const message = run.code === 2 ? (JSON.parse(run.stderr).message as string) : undefined;
   return { code: run.code, message, lines, sent, stderr: run.stderr, map, file };
 }
@@ -92,13 +97,18 @@ describe('crm sync refuses a hostile or mistaken mapping file at start (exit 2, 
     for (const [mapping, said] of cases) {
       const map = f.file('map.json', JSON.stringify(mapping));
       const file = f.file('deals.csv', 'Nr,Kunde,Name,Datum\nA-1,K-1,Deal,31.01.2027\n');
-      const run = await runCrm(['sync', 'plan', '--journal', `${f.dir}/j.db`, '--map', map, '--opportunities', file], f.env);
+      const run = await runCrm(
+        ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--map', map, '--opportunities', file],
+        f.env,
+      );
       expect([run.code, JSON.parse(run.stderr).message]).toEqual([2, expect.stringContaining(said)]);
     }
   });
 
   it('refuses a mapped column the header lacks, naming the file, the column and the field', async () => {
-    const run = await plan(accounts({ annualRevenue: { column: 'Umsatz EUR', number: { decimal: ',', thousands: '.' } } }));
+    const run = await plan(
+      accounts({ annualRevenue: { column: 'Umsatz EUR', number: { decimal: ',', thousands: '.' } } }),
+    );
     expect(run.code).toBe(2);
     expect(run.message).toBe(
       `${run.file}:1: the column "Umsatz EUR" (accounts.fields.annualRevenue in ${run.map}) is not in the header`,
@@ -120,7 +130,10 @@ describe('crm sync refuses a hostile or mistaken mapping file at start (exit 2, 
     expect(f.server.fake.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
     // An opportunity's accountId is given by its accountKey column.
     const deals = f.file('deals.csv', 'key,accountKey,name\nD-1,C-1,Deal\n');
-    const plain = await runCrm(['sync', 'plan', '--journal', `${f.dir}/j.db`, '--opportunities', deals, '--json'], f.env);
+    const plain = await runCrm(
+      ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--opportunities', deals, '--json'],
+      f.env,
+    );
     expect(plain.code).toBe(0);
   });
 
@@ -170,11 +183,28 @@ describe('a mapped cell that cannot be read makes its record invalid, naming the
       'A;Nr;Name;Datum\nA-1;K-3;Sommer;2027-03-28 02:30\nA-2;K-3;Kurz;31.01.27\nA-3;K-3;Gut;2026-10-25 02:30\n',
     );
     const run = await runCrm(
-      ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--map', map, '--accounts', accountsFile, '--contacts', contactsFile, '--opportunities', dealsFile, '--json'],
+      [
+        'sync',
+        'plan',
+        '--journal',
+        `${f.dir}/j.db`,
+        '--map',
+        map,
+        '--accounts',
+        accountsFile,
+        '--contacts',
+        contactsFile,
+        '--opportunities',
+        dealsFile,
+        '--json',
+      ],
       f.env,
     );
     expect(run.code).toBe(0);
-    const entries = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const entries = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const reason = (type: string, key: string) =>
       entries.find((e) => e.type === type && e.key === key && e.action === 'invalid')?.reason;
     expect(reason('accounts', 'K-1')).toBe(

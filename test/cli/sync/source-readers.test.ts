@@ -209,9 +209,23 @@ describe('source files', () => {
       sources: [],
     }));
     expect(sources).toEqual([]);
-    const csvMissing = { type: 'accounts', file: 'gone.csv', path: join(at, 'gone.csv'), format: 'csv', text: { encoding: 'utf-8', bom: false, delimiter: ',' }, map: undefined } as const;
+    const csvMissing = {
+      type: 'accounts',
+      file: 'gone.csv',
+      path: join(at, 'gone.csv'),
+      format: 'csv',
+      text: { encoding: 'utf-8', bom: false, delimiter: ',' },
+      map: undefined,
+    } as const;
     expect((await refusal(countRecords(csvMissing))).message).toBe('gone.csv: cannot read the file (ENOENT)');
-    const ndjsonDir = { type: 'accounts', file: 'dir.ndjson', path: at, format: 'ndjson', text: undefined, map: undefined } as const;
+    const ndjsonDir = {
+      type: 'accounts',
+      file: 'dir.ndjson',
+      path: at,
+      format: 'ndjson',
+      text: undefined,
+      map: undefined,
+    } as const;
     expect((await refusal(countRecords(ndjsonDir))).message).toBe('dir.ndjson: cannot read the file (EISDIR)');
   });
 });

@@ -34,12 +34,12 @@ export function plainValue(field: Field | undefined, cell: string): unknown {
   return cell;
 }
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `1.200.000,50` read with `decimal` and `thousands`; thousands groups of three digits only. */
 export function numberReader(decimal: string, thousands: string | undefined): (cell: string) => Read {
-  const d = escape(decimal);
-  const grouped = thousands ? `\\d{1,3}(?:${escape(thousands)}\\d{3})+|` : '';
+  const d = literal(decimal);
+  const grouped = thousands ? `\\d{1,3}(?:${literal(thousands)}\\d{3})+|` : '';
   const pattern = new RegExp(`^[-+]?(?:${grouped}\\d+)(?:${d}\\d+)?$|^[-+]?${d}\\d+$`);
   const said = `a number with the decimal "${decimal}"${thousands ? ` and the thousands "${thousands}"` : ''}`;
   return (cell) => {
@@ -77,6 +77,8 @@ export function valuesReader(map: Readonly<Record<string, string>>): (cell: stri
   const more = entries.length > 10 ? `, and ${entries.length - 10} more` : '';
   return (cell) => {
     const to = table.get(cell.trim().toLowerCase());
-    return to === undefined ? { fault: `${shownCell(cell)} is not in the values map (${known}${more})` } : { value: to };
+    return to === undefined
+      ? { fault: `${shownCell(cell)} is not in the values map (${known}${more})` }
+      : { value: to };
   };
 }

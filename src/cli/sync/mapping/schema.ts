@@ -76,9 +76,7 @@ export const SyncMapSchema = z.strictObject({
   $schema: z.optional(z.string()),
   accounts: z.optional(z.strictObject(common)),
   contacts: z.optional(z.strictObject({ ...common, accountKey: z.optional(text) })),
-  opportunities: z.optional(
-    z.strictObject({ ...common, accountKey: z.optional(text), contactKey: z.optional(text) }),
-  ),
+  opportunities: z.optional(z.strictObject({ ...common, accountKey: z.optional(text), contactKey: z.optional(text) })),
   activities: z.optional(z.strictObject({ ...common, opportunityKey: z.optional(text) })),
 });
 
