@@ -162,7 +162,7 @@ function mappedRecord(
 export interface CsvRow {
   /** The record as the engine takes it. */
   readonly record: Record<string, unknown>;
-  /** The row's text as read (decoded; its line end included where the file has one). */
+  /** The row's text as read (decoded), without its line end: a quoted cell's line breaks are in it. */
   readonly raw: string;
   /** The 1-based line the row starts on. */
   readonly line: number;
@@ -205,9 +205,20 @@ export async function* csvRows(input: Readable, source: CsvInput): AsyncGenerato
   const references = new Set(columns.references);
   let header: (string | undefined)[] | undefined;
   let mapped: Map<string, number> | undefined;
+  // csv-parse counts a row's lines once it has read the line end after it; the last row may have none.
+  let next = 1;
+  const lineOf = (raw: string, lines: number) => {
+    const breaks = raw.split('\n').length - 1;
+    const line = Math.max(lines - breaks - 1, next);
+    next = line + breaks + 1;
+    return line;
+  };
   try {
     for await (const row of parser as AsyncIterable<{ record: string[]; raw: string; info: { lines: number } }>) {
       const cells = row.record;
+      const line = lineOf(row.raw, row.info.lines);
+      // csv-parse's raw text may hold the line ends around the row (of a blank line skipped too).
+      const raw = row.raw.replace(/^[\r\n]+|\r?\n?$/g, '').replace(/\r$/, '');
       if (!header) {
         header = [...cells];
         if (map) mapped = mappedHeader(cells, map, file, format);
@@ -215,7 +226,7 @@ export async function* csvRows(input: Readable, source: CsvInput): AsyncGenerato
         continue;
       }
       if (map && mapped) {
-        yield { record: mappedRecord(cells, map, mapped), raw: row.raw, line: row.info.lines };
+        yield { record: mappedRecord(cells, map, mapped), raw, line };
         continue;
       }
       const record: Record<string, unknown> = {};
@@ -228,7 +239,7 @@ export async function* csvRows(input: Readable, source: CsvInput): AsyncGenerato
         else data[name] = plainValue(fields.get(name), cell);
       }
       record.data = data;
-      yield { record, raw: row.raw, line: row.info.lines };
+      yield { record, raw, line };
     }
     // An empty export is more likely cut short than meant: with --removed deactivate, an empty
     // list would deactivate every record of its type.

@@ -11,6 +11,8 @@ export interface TextFormat {
   readonly bom: boolean;
   /** The field separator: `,`, `;` or a tab character. */
   readonly delimiter: ',' | ';' | '\t';
+  /** The header line's end, which rows written back end with. */
+  readonly lineEnd: '\r\n' | '\n';
 }
 
 /** First bytes of files that are not text: refused as what they are, not as a bad row. */
@@ -78,9 +80,10 @@ export async function textFormatOf(
   }
   const text = decoderOf(encoding).decode(head, { stream: true });
   const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
+  const lineEnd = text.includes(`${firstLine}\r\n`) ? '\r\n' : '\n';
   const delimiter =
     given.delimiter === undefined ? delimiterOf(firstLine) : given.delimiter === 'tab' ? '\t' : given.delimiter;
-  return { encoding, bom, delimiter };
+  return { encoding, bom, delimiter, lineEnd };
 }
 
 /** Whether `head` is UTF-8, a character cut at its end allowed. */

@@ -7,7 +7,7 @@ import type { SourceType } from '../../../src/cli/sync/columns';
 import { csvRows } from '../../../src/cli/sync/csv-source';
 import { ndjsonRecords } from '../../../src/cli/sync/ndjson-source';
 import { SourceError } from '../../../src/cli/sync/source-error';
-import { countRecords, openSources, recordsOf } from '../../../src/cli/sync/sources';
+import { countRecords, openSources, recordsOf, rowsOf } from '../../../src/cli/sync/sources';
 
 const collect = async <T>(iterable: AsyncIterable<T>): Promise<T[]> => {
   const out: T[] = [];
@@ -30,7 +30,7 @@ const csv = async (text: string | Buffer, type: SourceType = 'contacts') =>
       csvRows(chunked(text), {
         type,
         file: 'people.csv',
-        text: { encoding: 'utf-8', bom: false, delimiter: ',' },
+        text: { encoding: 'utf-8', bom: false, delimiter: ',', lineEnd: '\n' },
         map: undefined,
       }),
     )
@@ -214,7 +214,7 @@ describe('source files', () => {
       file: 'gone.csv',
       path: join(at, 'gone.csv'),
       format: 'csv',
-      text: { encoding: 'utf-8', bom: false, delimiter: ',' },
+      text: { encoding: 'utf-8', bom: false, delimiter: ',', lineEnd: '\n' },
       map: undefined,
     } as const;
     expect((await refusal(countRecords(csvMissing))).message).toBe('gone.csv: cannot read the file (ENOENT)');
@@ -227,5 +227,24 @@ describe('source files', () => {
       map: undefined,
     } as const;
     expect((await refusal(countRecords(ndjsonDir))).message).toBe('dir.ndjson: cannot read the file (EISDIR)');
+  });
+});
+
+describe('the rows of a source, for a writer of failed rows', () => {
+  it("gives each CSV row's text as read, its line, and the file's encoding, byte order mark and separator", async () => {
+    const at = await mkdtemp(join(tmpdir(), 'crm-rows-'));
+    const path = join(at, 'people.csv');
+    await writeFile(
+      path,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('key;name\r\nC-1;"Acme;\r\nInc"\r\n\r\nC-2;Zoë')]),
+    );
+    const { sources } = await openSources({ accounts: path }, Readable.from([]), ['accounts']);
+    const [source] = sources;
+    expect(source?.text).toEqual({ encoding: 'utf-8', bom: true, delimiter: ';', lineEnd: '\r\n' });
+    const rows = await collect(rowsOf(source as NonNullable<typeof source>));
+    expect(rows.map(({ raw, line, record }) => ({ raw, line, key: record.key }))).toEqual([
+      { raw: 'C-1;"Acme;\r\nInc"', line: 2, key: 'C-1' },
+      { raw: 'C-2;Zoë', line: 5, key: 'C-2' },
+    ]);
   });
 });

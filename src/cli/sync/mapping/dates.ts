@@ -25,7 +25,7 @@ export function knownZone(zone: string): boolean {
  * Why `pattern` cannot read a date, or undefined: date-fns refuses an unknown letter, and a
  * pattern without a year, a month and a day would fill them from today.
  */
-export function patternProblem(lib: Library, pattern: string): string | undefined {
+function patternProblem(lib: Library, pattern: string): string | undefined {
   try {
     lib.format(new Date(0), pattern);
   } catch (error) {

@@ -20,7 +20,7 @@ import { type Delimiter, type Encoding, type FieldMapping, type SyncMap, SyncMap
 const MAX_MAP_BYTES = 16 * 1024 * 1024;
 
 /** How one field is read: from a column (trimmed or not), or a constant. */
-export interface FieldReader {
+interface FieldReader {
   /** As the SDK names it: `annualRevenue`. */
   readonly field: string;
   /** The column read, or undefined for a constant. */

@@ -28,7 +28,7 @@ const booleanTransform = z.strictObject({
 const emptyRule = z.enum(['absent', 'empty-string']);
 
 /** The transforms of a field object: at most one of them. */
-export const TRANSFORMS = ['date', 'number', 'boolean', 'values'] as const;
+const TRANSFORMS = ['date', 'number', 'boolean', 'values'] as const;
 
 const fieldObject = z
   .strictObject({
