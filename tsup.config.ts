@@ -90,7 +90,8 @@ const configs: Options[] = [
     target: 'es2023',
     platform: 'node',
     external: ['@modelcontextprotocol/sdk', 'pg'],
-    noExternal: [...selfContained, /^csv-parse(\/|$)/],
+    // date-fns and @date-fns/tz (devDependencies too) likewise, evaluated only for a --map with a date.
+    noExternal: [...selfContained, /^csv-parse(\/|$)/, /^date-fns(\/|$)/, /^@date-fns\/tz(\/|$)/],
     // `crm sync` opens its journal with node:sqlite, which exists only by that name.
     removeNodeProtocol: false,
     splitting: false,

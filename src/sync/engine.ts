@@ -21,6 +21,7 @@ import { eachRemoved, refusalOf, type SyncRead } from './remove';
 import { Committer, Sender } from './sender';
 import { sentOf } from './sent';
 import { inDoubtReason, lookFor } from './settle';
+import { SOURCE_FAULT } from './source-fault';
 import { PlanTally, Tally } from './tally';
 import type {
   SyncInDoubt,
@@ -322,6 +323,12 @@ export class Engine {
       }
       seen.add(key);
       keysRead.push(key);
+      const fault = (record as { [SOURCE_FAULT]?: { field: string; message: string } })[SOURCE_FAULT];
+      if (fault) {
+        this.#invalid(type, key, invalid(fault.field, fault.message));
+        this.#remember(type, key, FAILED);
+        continue;
+      }
       const data = record.data;
       if (data === null || typeof data !== 'object' || Array.isArray(data)) {
         this.#invalid(type, key, invalid('data', `Required: the ${kind.noun}'s fields, an object`));

@@ -22,6 +22,7 @@ import {
   sameFile,
 } from './paths';
 import { SyncProgressLine } from './progress';
+import { readOptionsOf } from './read-options';
 import {
   labelOf,
   ndjsonLine,
@@ -106,7 +107,7 @@ async function refuseClobbering({ io, values, help, target }: SyncContext): Prom
     if (typeof file === 'string' && file !== '' && file !== '-')
       read.push({ what: `the --${type} file ${file}`, path: file });
   }
-  for (const flag of ['from', 'match']) {
+  for (const flag of ['from', 'match', 'map']) {
     const file = values[flag];
     if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag} file ${file}`, path: file });
   }
@@ -206,7 +207,7 @@ async function sourcesOf({
   if (Object.values(given).filter((file) => file === '-').length > 1) {
     throw new UsageError('Standard input (-) can be the source of one list at most', help);
   }
-  const opened = await openSources(given, io.stdin, SOURCE_TYPES);
+  const opened = await openSources(given, io.stdin, SOURCE_TYPES, await readOptionsOf(values, io, help));
   try {
     const totals = new Map<SourceType, number>();
     for (const source of opened.sources) totals.set(source.type, await countRecords(source));

@@ -1,37 +1,14 @@
 import type { Readable } from 'node:stream';
 import { nearest } from '../../internal/endpoint/suggest';
-import type { Field, FieldSchema } from '../commands';
-import type { TypeColumns } from './columns';
+import { SOURCE_FAULT } from '../../sync/source-fault';
+import { columnsOf, type SourceType, type TypeColumns } from './columns';
+import { plainValue } from './mapping/convert';
+import type { TypeMap } from './mapping/load';
 import { SourceError, shown } from './source-error';
+import { decodedStream, type TextFormat } from './text-file';
 
 /** The longest CSV record read: a 10 MiB cell is taken, a runaway quote does not fill the memory. */
 const MAX_RECORD = 64 * 1024 * 1024;
-
-const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
-
-const typesOf = (schema: FieldSchema): readonly string[] =>
-  typeof schema.type === 'string' ? [schema.type] : (schema.type ?? []);
-
-/**
- * A cell as its field's type, from the same JSON Schema the CLI's flags read: a number where the
- * field takes one and the cell is one, `true`/`false` for a boolean. Anything else stays text,
- * for the engine's schema to refuse with its own message (the record is then `failed`), as
- * `crm <type> create` leaves it to the SDK. A whole number past 2^53 stays text too: rounded, it
- * would be another number.
- */
-function cellValue(field: Field | undefined, cell: string): unknown {
-  if (!field) return cell;
-  const types = typesOf(field.schema);
-  if ((types.includes('number') || types.includes('integer')) && NUMBER.test(cell.trim())) {
-    const value = Number(cell);
-    return /^\s*[-+]?\d+\s*$/.test(cell) && !Number.isSafeInteger(value) ? cell : value;
-  }
-  if (types.includes('boolean')) {
-    const word = cell.trim().toLowerCase();
-    if (word === 'true' || word === 'false') return word === 'true';
-  }
-  return cell;
-}
 
 /** Where csv-parse's error happened, from the context it attaches; its message may quote a cell. */
 function csvFault(error: unknown, file: string): SourceError {
@@ -56,43 +33,200 @@ function csvFault(error: unknown, file: string): SourceError {
   return new SourceError(file, undefined, undefined, `cannot read the file${errno}`);
 }
 
+/** The data fields a record of `type` must have, and the reference column that may stand for one. */
+const STANDS_FOR: Readonly<Record<string, string>> = {
+  accountId: 'accountKey',
+  contactId: 'contactKey',
+  opportunityId: 'opportunityKey',
+};
+
+/** A required field no column gives: refused once, before anything is sent, not once per row. */
+function missingRequired(columns: TypeColumns, given: (name: string) => boolean): string | undefined {
+  return columns.fields.find(
+    (field) =>
+      field.required && !given(field.name) && !(STANDS_FOR[field.name] && given(STANDS_FOR[field.name] as string)),
+  )?.name;
+}
+
+/** A header read with `,` that is one column holding `;`: the file is `;`-separated. */
+function semicolonHint(cells: readonly string[], format: TextFormat): string {
+  return cells.length === 1 && format.delimiter === ',' && cells[0]?.includes(';')
+    ? `; the header is one column holding ";": give --delimiter ';'`
+    : '';
+}
+
 /** The header, checked: every column a field of the type (or `key`, or a reference), none twice. */
-function headerOf(cells: readonly string[], columns: TypeColumns, file: string): (string | undefined)[] {
+function headerOf(
+  cells: readonly string[],
+  columns: TypeColumns,
+  file: string,
+  format: TextFormat,
+): (string | undefined)[] {
   cells.forEach((name, i) => {
     if (!columns.names.includes(name)) {
       const near = nearest(name, columns.names);
       const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
-      throw new SourceError(file, 1, i + 1, `${shown(name)} is not a column of ${columns.type}${hint}`);
+      throw new SourceError(
+        file,
+        1,
+        i + 1,
+        `${shown(name)} is not a column of ${columns.type}${hint}${semicolonHint(cells, format)}`,
+      );
     }
     if (cells.indexOf(name) !== i) throw new SourceError(file, 1, i + 1, `the column ${shown(name)} is given twice`);
   });
   if (!cells.includes('key')) throw new SourceError(file, 1, undefined, 'the header has no "key" column');
+  const missing = missingRequired(columns, (name) => cells.includes(name));
+  if (missing) {
+    throw new SourceError(
+      file,
+      1,
+      undefined,
+      `the header has no "${missing}" column, which every ${columns.type.replace(/s$/, '').replace(/ie$/, 'y')} needs`,
+    );
+  }
   return [...cells];
 }
 
+/** Where each mapped column is in the header: a column the mapping names and the header lacks is refused. */
+function mappedHeader(cells: readonly string[], map: TypeMap, file: string, format: TextFormat): Map<string, number> {
+  const at = new Map<string, number>();
+  cells.forEach((name, i) => {
+    const column = name.trim();
+    if (!at.has(column)) at.set(column, i);
+  });
+  const need = (column: string, what: string) => {
+    if (!at.has(column)) {
+      throw new SourceError(
+        file,
+        1,
+        undefined,
+        `the column ${shown(column)} (${what} in ${map.file}) is not in the header${semicolonHint(cells, format)}`,
+      );
+    }
+    if (cells.filter((name) => name.trim() === column).length > 1) {
+      throw new SourceError(file, 1, undefined, `the column ${shown(column)} (${what}) is given twice`);
+    }
+  };
+  need(map.key, `${map.type}.key`);
+  for (const [name, column] of map.references) need(column, `${map.type}.${name}`);
+  for (const reader of map.fields)
+    if (reader.column !== undefined) need(reader.column, `${map.type}.fields.${reader.field}`);
+  const columns = columnsOf(map.type);
+  const missing = missingRequired(
+    columns,
+    (name) => map.references.has(name) || map.fields.some((reader) => reader.field === name),
+  );
+  if (missing) {
+    throw new SourceError(
+      file,
+      undefined,
+      undefined,
+      `${map.file} maps no column to "${missing}", which ${map.type} need`,
+    );
+  }
+  return at;
+}
+
+/** A row read with a mapping: `{ key, accountKey?, ..., data }`, or an invalid record naming the cell. */
+function mappedRecord(
+  cells: readonly string[],
+  map: TypeMap,
+  at: ReadonlyMap<string, number>,
+): Record<string, unknown> {
+  const cell = (column: string) => cells[at.get(column) as number];
+  const record: Record<string, unknown> = {};
+  const key = cell(map.key)?.trim();
+  if (key) record.key = key;
+  for (const [name, column] of map.references) {
+    const value = cell(column)?.trim();
+    if (value) record[name] = value;
+  }
+  const data: Record<string, unknown> = {};
+  for (const reader of map.fields) {
+    const read = reader.read(reader.column === undefined ? undefined : cell(reader.column));
+    if ('fault' in read) {
+      const column = reader.column === undefined ? 'its value' : `column ${shown(reader.column)}`;
+      Object.assign(record, {
+        [SOURCE_FAULT]: { field: `data.${reader.field}`, message: `${read.fault} (${column})` },
+      });
+      break;
+    }
+    if ('value' in read) data[reader.field] = read.value;
+  }
+  record.data = data;
+  return record;
+}
+
+/** One record of a CSV file, with what a writer of its failed rows needs. */
+export interface CsvRow {
+  /** The record as the engine takes it. */
+  readonly record: Record<string, unknown>;
+  /** The row's text as read (decoded), without its line end: a quoted cell's line breaks are in it. */
+  readonly raw: string;
+  /** The 1-based line the row starts on. */
+  readonly line: number;
+}
+
+/** A CSV source: its type, its name as given, how its bytes are text, and its mapping if it has one. */
+export interface CsvInput {
+  readonly type: SourceType;
+  readonly file: string;
+  readonly text: TextFormat;
+  readonly map: TypeMap | undefined;
+}
+
 /**
- * The records of a CSV file (RFC 4180: quoted fields with commas, quotes and line breaks in them,
- * a byte order mark, CRLF), read as a stream by csv-parse: `{ key, accountKey?, ..., data }`, an
- * empty cell being an absent field. The header is checked before the first record goes out, and
- * any fault is a {@link SourceError} with its line and column.
+ * The rows of a CSV file (RFC 4180: quoted fields with commas, quotes and line breaks in them,
+ * CRLF), decoded as a stream in the source's encoding and read by csv-parse with its separator.
+ * Without a mapping: `{ key, accountKey?, ..., data }` by column name, an empty cell an absent
+ * field; with one, the columns it names, transformed. The header is checked before the first row
+ * goes out (a missing required or mapped column is refused then), and any fault is a
+ * {@link SourceError} with its line and column.
  */
-export async function* csvRecords(
-  input: Readable,
-  columns: TypeColumns,
-  file: string,
-): AsyncGenerator<Record<string, unknown>> {
+export async function* csvRows(input: Readable, source: CsvInput): AsyncGenerator<CsvRow> {
+  const { file, text: format, map } = source;
   // Loaded only for a CSV file: an NDJSON load never evaluates it.
   const { parse } = await import('csv-parse');
-  const parser = parse({ bom: true, skip_empty_lines: true, max_record_size: MAX_RECORD });
+  const parser = parse({
+    bom: true,
+    skip_empty_lines: true,
+    max_record_size: MAX_RECORD,
+    delimiter: format.delimiter,
+    raw: true,
+    info: true,
+  });
+  const text = decodedStream(input, format, file);
+  text.on('error', (error) => parser.destroy(error));
   input.on('error', (error) => parser.destroy(error));
-  input.pipe(parser);
+  text.pipe(parser);
+  const columns = columnsOf(source.type);
   const fields = new Map(columns.fields.map((field) => [field.name, field]));
   const references = new Set(columns.references);
   let header: (string | undefined)[] | undefined;
+  let mapped: Map<string, number> | undefined;
+  // csv-parse counts a row's lines once it has read the line end after it; the last row may have none.
+  let next = 1;
+  const lineOf = (raw: string, lines: number) => {
+    const breaks = raw.split('\n').length - 1;
+    const line = Math.max(lines - breaks - 1, next);
+    next = line + breaks + 1;
+    return line;
+  };
   try {
-    for await (const cells of parser as AsyncIterable<string[]>) {
+    for await (const row of parser as AsyncIterable<{ record: string[]; raw: string; info: { lines: number } }>) {
+      const cells = row.record;
+      const line = lineOf(row.raw, row.info.lines);
+      // csv-parse's raw text may hold the line ends around the row (of a blank line skipped too).
+      const raw = row.raw.replace(/^[\r\n]+|\r?\n?$/g, '').replace(/\r$/, '');
       if (!header) {
-        header = headerOf(cells, columns, file);
+        header = [...cells];
+        if (map) mapped = mappedHeader(cells, map, file, format);
+        else headerOf(cells, columns, file, format);
+        continue;
+      }
+      if (map && mapped) {
+        yield { record: mappedRecord(cells, map, mapped), raw, line };
         continue;
       }
       const record: Record<string, unknown> = {};
@@ -102,10 +236,10 @@ export async function* csvRecords(
         const name = header[i] as string;
         if (cell === '') continue;
         if (name === 'key' || references.has(name)) record[name] = cell;
-        else data[name] = cellValue(fields.get(name), cell);
+        else data[name] = plainValue(fields.get(name), cell);
       }
       record.data = data;
-      yield record;
+      yield { record, raw, line };
     }
     // An empty export is more likely cut short than meant: with --removed deactivate, an empty
     // list would deactivate every record of its type.
@@ -115,8 +249,10 @@ export async function* csvRecords(
     if (error instanceof SourceError) throw error;
     throw csvFault(error, file);
   } finally {
-    input.unpipe(parser);
+    text.unpipe(parser);
+    input.unpipe();
     input.destroy();
+    text.destroy();
     parser.destroy();
   }
 }

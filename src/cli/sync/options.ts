@@ -19,6 +19,25 @@ const sourceOptions = {
   activities: { type: 'string', value: '<file|->', help: 'activities, as CSV or NDJSON' },
 } as const satisfies Record<string, OptionSpec>;
 
+/** How CSV files are read: their columns (a mapping file), separator and encoding. */
+const readOptions = {
+  map: {
+    type: 'string',
+    value: '<file.json>',
+    help: "a mapping file: each type's key and fields from your export's own columns, with date, number, boolean and value transforms",
+  },
+  delimiter: {
+    type: 'string',
+    value: ', | ; | tab',
+    help: 'the CSV separator of every file (default: the one the header line uses)',
+  },
+  encoding: {
+    type: 'string',
+    value: 'utf-8|latin1|windows-1252|utf-16le',
+    help: 'the encoding of every CSV file (default: UTF-8; a byte order mark decides)',
+  },
+} as const satisfies Record<string, OptionSpec>;
+
 const removedOption = {
   removed: {
     type: 'string',
@@ -37,6 +56,7 @@ export const syncOptions = {
   plan: {
     ...journalOption,
     ...sourceOptions,
+    ...readOptions,
     ...removedOption,
     json: { type: 'boolean', help: 'the plan as NDJSON (one entry a line, then the counts), even on a terminal' },
     ...connectionOptions,
@@ -44,6 +64,7 @@ export const syncOptions = {
   apply: {
     ...journalOption,
     ...sourceOptions,
+    ...readOptions,
     ...removedOption,
     concurrency: { type: 'string', value: '<n>', help: 'requests in flight at most, 1 to 256 (default: 8)' },
     'in-doubt': {

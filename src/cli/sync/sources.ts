@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { columnsOf, type SourceType } from './columns';
-import { csvRecords } from './csv-source';
+import type { SourceType } from './columns';
+import { type CsvRow, csvRows } from './csv-source';
+import type { SourceMap, TypeMap } from './mapping/load';
+import type { Delimiter, Encoding } from './mapping/schema';
 import { ndjsonRecords } from './ndjson-source';
 import { SourceError } from './source-error';
+import { type TextFormat, textFormatOf } from './text-file';
 
 /** A source record as read: the engine's `{ key, data, ...Key }`, checked by the engine. */
 export type SourceRecord = Record<string, unknown>;
@@ -20,17 +23,38 @@ export interface SourceFile {
   /** Where it is read from. */
   readonly path: string;
   readonly format: 'csv' | 'ndjson';
+  /**
+   * A CSV file's encoding, byte order mark and separator, as read: rows written back for the user
+   * to fix (`--failed`) go out in the same. Undefined for NDJSON (UTF-8).
+   */
+  readonly text: TextFormat | undefined;
+  /** Its type's mapping (`--map`), whose `columnOf(field)` names the column a field came from. */
+  readonly map: TypeMap | undefined;
+}
+
+/**
+ * The rows of a source file as read, each with the record made of it: for a CSV file the row's
+ * own text (`raw`) and line, which a writer of failed rows copies as they came.
+ */
+export function rowsOf(
+  source: SourceFile,
+): AsyncGenerator<CsvRow | { record: SourceRecord; raw: undefined; line: undefined }> {
+  return readRows(source, createReadStream(source.path));
 }
 
 /** The records of a source file, read from its start as a stream, each time it is iterated. */
-export function recordsOf(source: SourceFile): AsyncGenerator<SourceRecord> {
-  return readRecords(source, createReadStream(source.path));
+export async function* recordsOf(source: SourceFile): AsyncGenerator<SourceRecord> {
+  for await (const row of rowsOf(source)) yield row.record;
 }
 
-async function* readRecords(source: SourceFile, input: Readable): AsyncGenerator<SourceRecord> {
+async function* readRows(
+  source: SourceFile,
+  input: Readable,
+): AsyncGenerator<CsvRow | { record: SourceRecord; raw: undefined; line: undefined }> {
   try {
-    if (source.format === 'csv') yield* csvRecords(input, columnsOf(source.type), source.file);
-    else yield* ndjsonRecords(input, source.file);
+    if (source.format === 'csv' && source.text) yield* csvRows(input, { ...source, text: source.text });
+    else
+      for await (const record of ndjsonRecords(input, source.file)) yield { record, raw: undefined, line: undefined };
   } catch (error) {
     if (error instanceof SourceError) throw error;
     const code = (error as { code?: unknown }).code;
@@ -96,6 +120,14 @@ export interface OpenedSources {
   readonly close: () => Promise<void>;
 }
 
+/** How every CSV source is read: `--delimiter`, `--encoding`, `--map`; a warning goes to stderr. */
+export interface ReadOptions {
+  readonly delimiter: Delimiter | undefined;
+  readonly encoding: Encoding | undefined;
+  readonly map: SourceMap | undefined;
+  readonly warn: (line: string) => void;
+}
+
 /**
  * The sources given (`--accounts customers.csv`, `--contacts -`), parents first. Standard input
  * (one list at most) is copied to a private temporary file as it streams in, so that it can be
@@ -105,6 +137,7 @@ export async function openSources(
   given: Readonly<Partial<Record<SourceType, string>>>,
   stdin: Readable,
   order: readonly SourceType[],
+  read: ReadOptions = { delimiter: undefined, encoding: undefined, map: undefined, warn: () => {} },
 ): Promise<OpenedSources> {
   let temporary: string | undefined;
   const close = async () => {
@@ -121,7 +154,19 @@ export async function openSources(
         path = join(temporary, `${type}.in`);
         await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));
       }
-      sources.push({ type, file, path, format: await formatOf(path, file) });
+      const map = read.map?.get(type);
+      // A binary or compressed file is refused as such whatever its name, not as a bad row.
+      const text = await textFormatOf(
+        path,
+        file,
+        { delimiter: map?.delimiter ?? read.delimiter, encoding: map?.encoding ?? read.encoding },
+        read.warn,
+      );
+      const format = await formatOf(path, file);
+      if (format === 'ndjson' && map) {
+        throw new SourceError(file, undefined, undefined, `--map maps CSV columns, and this is NDJSON`);
+      }
+      sources.push({ type, file, path, format, text: format === 'csv' ? text : undefined, map });
     }
   } catch (error) {
     await close();

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { columnsOf, type SourceType } from '../../../src/cli/sync/columns';
-import { csvRecords } from '../../../src/cli/sync/csv-source';
+import type { SourceType } from '../../../src/cli/sync/columns';
+import { csvRows } from '../../../src/cli/sync/csv-source';
 import { ndjsonRecords } from '../../../src/cli/sync/ndjson-source';
 import { SourceError } from '../../../src/cli/sync/source-error';
-import { countRecords, openSources, recordsOf } from '../../../src/cli/sync/sources';
+import { countRecords, openSources, recordsOf, rowsOf } from '../../../src/cli/sync/sources';
 
 const collect = async <T>(iterable: AsyncIterable<T>): Promise<T[]> => {
   const out: T[] = [];
@@ -24,8 +24,17 @@ const chunked = (text: string | Buffer) => {
   return Readable.from(chunks);
 };
 
-const csv = (text: string | Buffer, type: SourceType = 'contacts') =>
-  collect(csvRecords(chunked(text), columnsOf(type), 'people.csv'));
+const csv = async (text: string | Buffer, type: SourceType = 'contacts') =>
+  (
+    await collect(
+      csvRows(chunked(text), {
+        type,
+        file: 'people.csv',
+        text: { encoding: 'utf-8', bom: false, delimiter: ',', lineEnd: '\n' },
+        map: undefined,
+      }),
+    )
+  ).map((row) => row.record);
 
 const refusal = async (promise: Promise<unknown>): Promise<SourceError> => {
   const error = await promise.then(
@@ -71,7 +80,7 @@ describe('CSV sources', () => {
       { isPrimary: 'yes', phone: '1' },
     ]);
     const deals = await csv(
-      'key,name,amount,probability,closeDate\nD-1,A,-5,0.25,2027-01-31T00:00:00Z\nD-2,B,12345678901234567890,1e2,\nD-3,C,12k,,\n',
+      'key,accountKey,name,amount,probability,closeDate\nD-1,C-1,A,-5,0.25,2027-01-31T00:00:00Z\nD-2,C-1,B,12345678901234567890,1e2,\nD-3,C-1,C,12k,,\n',
       'opportunities',
     );
     expect(deals.map((r) => r.data)).toEqual([
@@ -200,9 +209,42 @@ describe('source files', () => {
       sources: [],
     }));
     expect(sources).toEqual([]);
-    const csvMissing = { type: 'accounts', file: 'gone.csv', path: join(at, 'gone.csv'), format: 'csv' } as const;
+    const csvMissing = {
+      type: 'accounts',
+      file: 'gone.csv',
+      path: join(at, 'gone.csv'),
+      format: 'csv',
+      text: { encoding: 'utf-8', bom: false, delimiter: ',', lineEnd: '\n' },
+      map: undefined,
+    } as const;
     expect((await refusal(countRecords(csvMissing))).message).toBe('gone.csv: cannot read the file (ENOENT)');
-    const ndjsonDir = { type: 'accounts', file: 'dir.ndjson', path: at, format: 'ndjson' } as const;
+    const ndjsonDir = {
+      type: 'accounts',
+      file: 'dir.ndjson',
+      path: at,
+      format: 'ndjson',
+      text: undefined,
+      map: undefined,
+    } as const;
     expect((await refusal(countRecords(ndjsonDir))).message).toBe('dir.ndjson: cannot read the file (EISDIR)');
+  });
+});
+
+describe('the rows of a source, for a writer of failed rows', () => {
+  it("gives each CSV row's text as read, its line, and the file's encoding, byte order mark and separator", async () => {
+    const at = await mkdtemp(join(tmpdir(), 'crm-rows-'));
+    const path = join(at, 'people.csv');
+    await writeFile(
+      path,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('key;name\r\nC-1;"Acme;\r\nInc"\r\n\r\nC-2;Zoë')]),
+    );
+    const { sources } = await openSources({ accounts: path }, Readable.from([]), ['accounts']);
+    const [source] = sources;
+    expect(source?.text).toEqual({ encoding: 'utf-8', bom: true, delimiter: ';', lineEnd: '\r\n' });
+    const rows = await collect(rowsOf(source as NonNullable<typeof source>));
+    expect(rows.map(({ raw, line, record }) => ({ raw, line, key: record.key }))).toEqual([
+      { raw: 'C-1;"Acme;\r\nInc"', line: 2, key: 'C-1' },
+      { raw: 'C-2;Zoë', line: 5, key: 'C-2' },
+    ]);
   });
 });
