@@ -11,6 +11,7 @@ export type {
   SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalErrorReason,
+  SyncJournalFencedIntent,
   SyncJournalInFlight,
   SyncJournalKey,
   SyncJournalLock,
