@@ -6,6 +6,7 @@ import type {
   SyncJournalClaimRequest,
   SyncJournalClaims,
   SyncJournalEntry,
+  SyncJournalFencedIntent,
   SyncJournalGenerations,
   SyncJournalInFlight,
   SyncJournalLock,
@@ -174,6 +175,8 @@ class PostgresJournal implements SyncJournal {
       claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
       commit: (tenant, change, fence) => this.#commit(tenant, change, fence),
       held: (tenant, runId, type, keys) => this.#heldBy(tenant, runId, type, keys),
+      intend: (tenant, intents) => this.#intend(tenant, intents, leaseMs),
+      release: (tenant, fences) => this.#release(tenant, fences),
     };
     this.generations = postgresGenerations({
       s: this.#s,
@@ -441,9 +444,10 @@ class PostgresJournal implements SyncJournal {
     this.#use();
     const t = bytesOf(tenant, 'tenant');
     const run = bytesOf(runId, 'run id');
-    const all = requests.map(({ intent, resend }) => ({
+    const all = requests.map(({ intent, resend, reserve }) => ({
       intent,
       resend,
+      reserve: reserve === true,
       id: `${intent.type}\u0000${intent.key}`,
       key: bytesOf(intent.key, 'key'),
       lock: lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
@@ -526,6 +530,10 @@ class PostgresJournal implements SyncJournal {
         if (claim.length > 0) {
           // Rows in one order in every worker, as #change writes them.
           claim.sort((x, y) => byTypeAndKey(x.intent, y.intent));
+          // A reserved key's intent is written at its send gate (#intend), not here.
+          const intents = claim.filter((i) => !i.reserve);
+          const alone = intents.length > 0 && intents.length < claim.length;
+          const withIntents = intents.length === claim.length;
           // The claims and their intents in one statement: claims before entries, as a commit takes them.
           const rows = (
             await client.query(
@@ -536,10 +544,14 @@ class PostgresJournal implements SyncJournal {
                  FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
                  ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
                    expires_at = excluded.expires_at
-                 RETURNING type, key, fence),
+                 RETURNING type, key, fence)${
+                   withIntents
+                     ? `,
                intents AS (
                  INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(6)} ${UPSERT}
-                 RETURNING 1)
+                 RETURNING 1)`
+                     : ''
+                 }
                SELECT type, key, fence FROM claimed`,
               [
                 t,
@@ -547,10 +559,18 @@ class PostgresJournal implements SyncJournal {
                 claim.map((i) => i.key),
                 run,
                 leaseMs,
-                ...entryColumns(claim.map((i) => i.intent)),
+                ...(withIntents ? entryColumns(claim.map((i) => i.intent)) : []),
               ],
             )
           ).rows as { type: string; key: Buffer; fence: string }[];
+          if (alone) {
+            await client.query(`INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`, [
+              t,
+              intents.map((i) => i.intent.type),
+              intents.map((i) => i.key),
+              ...entryColumns(intents.map((i) => i.intent)),
+            ]);
+          }
           for (const row of rows) {
             answers.set(`${row.type}\u0000${row.key.toString('utf8')}`, {
               outcome: 'claimed',
@@ -566,6 +586,84 @@ class PostgresJournal implements SyncJournal {
     for (const answer of answers) if (answer.outcome === 'claimed') this.#held.add(answer.fence);
     this.#renewEvery(leaseMs);
     return answers;
+  }
+
+  /**
+   * Writes reserved keys' intents (or removes them, `withdrawn`) under their claims' fences,
+   * keeping and renewing the claims. The keys' advisory locks are taken first, waited for, in one
+   * order: a claim of another worker taking over a lapsed reservation holds them while it reads
+   * and writes, so it either commits first (the fence then differs, and the request is not sent)
+   * or finds this intent written (its create in doubt), never both workers sending.
+   */
+  async #intend(
+    tenant: string,
+    intents: readonly SyncJournalFencedIntent[],
+    leaseMs: number,
+  ): Promise<readonly boolean[]> {
+    this.#use();
+    if (intents.length === 0) return [];
+    const t = bytesOf(tenant, 'tenant');
+    const rows = [...intents].sort((x, y) => byTypeAndKey(x.intent, y.intent));
+    const locks = new Set(
+      rows.map(({ intent }) => lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key)),
+    );
+    const begin = `${BEGIN}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
+      FROM (SELECT x FROM pg_catalog.unnest('{${[...locks].join(',')}}'::bigint[]) AS x ORDER BY x) AS l`;
+    const written = await this.#transaction(
+      'written',
+      async (client) => {
+        const columns = entryColumns(rows.map(({ intent }) => intent));
+        const found = (
+          await client.query(
+            `WITH r AS (
+               SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[]),
+                 pg_catalog.unnest($4::bigint[]), pg_catalog.unnest($5::boolean[]), pg_catalog.unnest($6::text[]),
+                 pg_catalog.unnest($7::bytea[]), pg_catalog.unnest($8::bytea[]), pg_catalog.unnest($9::bytea[]),
+                 pg_catalog.unnest($10::bigint[]), pg_catalog.unnest($11::bytea[]), pg_catalog.unnest($12::bytea[]))
+               AS r(type, key, fence, withdrawn, state, crm_id, hash, data, attempted_at, request_id, run_id)),
+             mine AS (
+               UPDATE ${this.#s}.claims c SET expires_at = pg_catalog.clock_timestamp() + ($13 OPERATOR(pg_catalog.*) interval '1 millisecond')
+               FROM r WHERE c.tenant = $1 AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
+               RETURNING c.fence),
+             put AS (
+               INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+               SELECT $1, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
+               FROM r JOIN mine ON mine.fence = r.fence WHERE NOT r.withdrawn
+               ${UPSERT}
+               RETURNING 1),
+             gone AS (
+               DELETE FROM ${this.#s}.entries e USING r, mine
+               WHERE mine.fence = r.fence AND r.withdrawn AND e.tenant = $1 AND e.type = r.type AND e.key = r.key
+               RETURNING 1)
+             SELECT fence FROM mine`,
+            [
+              t,
+              rows.map(({ intent }) => intent.type),
+              rows.map(({ intent }) => bytesOf(intent.key, 'key')),
+              rows.map(({ fence }) => String(fence)),
+              rows.map(({ withdrawn }) => withdrawn === true),
+              ...columns,
+              leaseMs,
+            ],
+          )
+        ).rows as { fence: string }[];
+        return new Set(found.map((row) => String(row.fence)));
+      },
+      begin,
+    );
+    const answers = intents.map(({ fence }) => written.has(String(fence)));
+    for (const [i, { fence }] of intents.entries()) if (!answers[i]) this.#held.delete(fence);
+    return answers;
+  }
+
+  /** Gives up reserved claims whose requests never left: their keys are free at once, their entries as they were. */
+  async #release(tenant: string, fences: readonly number[]): Promise<void> {
+    for (const fence of fences) this.#held.delete(fence);
+    if (fences.length === 0) return;
+    await this.#query('written', `DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND fence = ANY($2::bigint[])`, [
+      bytesOf(tenant, 'tenant'),
+      fences.map(String),
+    ]);
   }
 
   async #commit(tenant: string, change: SyncJournalChange, fence: number): Promise<boolean> {

@@ -90,6 +90,7 @@ export function createJob(
     );
     if (gated.at === 'elsewhere') return run.elsewhere(kind, key, value, from, gated.claim);
     if (gated.at === 'journal') return run.fail(gated.error);
+    if (gated.at === 'lost') return run.lostClaim(type, key);
     if (gated.at === 'unsent') return run.failed(type, key, gated.error);
     // With a shared journal, an outcome is committed only while this run's claim holds.
     const { fence, answer } = gated;

@@ -11,6 +11,8 @@ type Elsewhere = Exclude<SyncJournalClaim, { outcome: 'claimed' }>;
 export type Gated<T> =
   /** Another run holds or has done it (a shared journal's claim): nothing was sent. */
   | { readonly at: 'elsewhere'; readonly claim: Elsewhere }
+  /** Its key's reservation lapsed before its turn, and another run may hold it: nothing was written, nothing sent. */
+  | { readonly at: 'lost' }
   /** Its intent could not be written: nothing was sent, and the run stops on `error`. */
   | { readonly at: 'journal'; readonly error: unknown }
   /** It failed before its turn came (the run stopped, its key could not be had): nothing written, nothing sent. */
@@ -42,6 +44,9 @@ export async function sendGated<T>(
 ): Promise<Gated<T>> {
   // A client that would not pass the gate gets the intent written before the call, as a shared
   // journal's claim is: never a create on the wire without it.
+  if (committer.claims && committer.reserves && knowsGates(client)) {
+    return await reservedAhead(committer, intent, resend, signal, send);
+  }
   if (committer.claims || !knowsGates(client)) return await claimedAhead(committer, intent, resend, signal, send);
   let passed: { fence: number | undefined } | undefined;
   let refused: Gated<T> | undefined;
@@ -109,4 +114,64 @@ async function claimedAhead<T>(
   } catch (error) {
     return { at: 'sent', fence: claim?.fence, answer: { error } };
   }
+}
+
+/**
+ * On a shared journal that reserves keys (Committer.reserves): the key is claimed before the
+ * request waits for its turn, as {@link claimedAhead} does (a key another worker holds costs no
+ * turn of the fleet's pace), but only reserved; its intent is written at the send gate, under the
+ * claim's fence, with the other intents at their gates. A worker killed while its creates wait for
+ * their turn leaves their keys free once its lease lapses, not in doubt; a reservation given up
+ * (the request failed before its turn) frees its key at once.
+ */
+async function reservedAhead<T>(
+  committer: Committer,
+  intent: SyncJournalEntry,
+  resend: boolean,
+  signal: AbortSignal | undefined,
+  send: (options: RequestOptions) => Promise<T>,
+): Promise<Gated<T>> {
+  let claim: SyncJournalClaim;
+  try {
+    claim = await committer.reserve(intent, resend);
+  } catch (error) {
+    return { at: 'journal', error };
+  }
+  if (claim.outcome !== 'claimed') return { at: 'elsewhere', claim };
+  const { fence } = claim;
+  let passed = false;
+  let refused: Gated<T> | undefined;
+  const gate: SendGate = {
+    pass: async () => {
+      let held: boolean;
+      try {
+        held = await committer.intendFenced(intent, fence);
+      } catch (error) {
+        refused = { at: 'journal', error };
+        throw error;
+      }
+      if (!held) {
+        refused = { at: 'lost' };
+        throw new ClaimedElsewhere('its reservation lapsed');
+      }
+      passed = true;
+    },
+    withdraw: () => committer.withdrawFenced(intent, fence),
+  };
+  const options = { signal: unsentOnly(AbortSignal.any(signal ? [signal] : []), undefined, gate) };
+  let answer: { readonly created: T } | { readonly error: unknown };
+  try {
+    answer = { created: await send(options) };
+  } catch (error) {
+    // A journal that failed at the gate stops the run; its reservation lapses with its lease.
+    if (refused) return refused;
+    answer = { error };
+  }
+  if (passed) return { at: 'sent', fence, answer };
+  if ('error' in answer && answer.error instanceof CrmError && answer.error.sideEffects === 'none') {
+    committer.release(fence);
+    return { at: 'unsent', error: answer.error };
+  }
+  // As sendGated: kept as sent, its outcome committed under the fence (in doubt if unknown).
+  return { at: 'sent', fence, answer };
 }

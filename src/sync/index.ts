@@ -12,6 +12,7 @@ export type {
   SyncJournalClaims,
   SyncJournalEntry,
   SyncJournalErrorReason,
+  SyncJournalFencedIntent,
   SyncJournalGenerationEnd,
   SyncJournalGenerationState,
   SyncJournalGenerationStatus,

@@ -248,6 +248,33 @@ export interface SyncJournalClaims {
    * (epoch milliseconds, the journal's clock) its lease ends unless renewed.
    */
   held(tenant: string, runId: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, number>>;
+
+  /**
+   * Optional: with it, a request claimed with `reserve` only reserves its key (the claim's row,
+   * its lease and fence; no entry written), and its intent is written here once its request has
+   * its turn, just before it leaves: a worker killed while its creates wait for their turn leaves
+   * their keys free once its lease lapses, not in doubt. Writes each intent (state `'sending'`) only
+   * while its claim still holds `fence`, keeping the claim, in one durable transaction; a
+   * `withdrawn` intent has its entry removed instead (its request was answered with nothing done
+   * and waits for a retry). Answers, in order, whether each claim held.
+   */
+  intend?(tenant: string, intents: readonly SyncJournalFencedIntent[]): Promise<readonly boolean[]>;
+
+  /**
+   * Optional, with {@link SyncJournalClaims.intend}: gives up the claims of `fences` whose intents
+   * were never written (their requests never left), leaving their keys' entries as they are.
+   */
+  release?(tenant: string, fences: readonly number[]): Promise<void>;
+}
+
+/** An intent written under its claim's fence (see {@link SyncJournalClaims.intend}). */
+export interface SyncJournalFencedIntent {
+  /** The intent, state `'sending'`. */
+  readonly intent: SyncJournalEntry;
+  /** The fence its claim was given. */
+  readonly fence: number;
+  /** Its entry is removed rather than written: the request waits, with nothing done, for a retry. */
+  readonly withdrawn?: boolean | undefined;
 }
 
 /** A create's intent to claim (see {@link SyncJournalClaims.claim}). */
@@ -256,6 +283,11 @@ export interface SyncJournalClaimRequest {
   readonly intent: SyncJournalEntry;
   /** The key's entry is in doubt and was looked for, not found: it may be created again. */
   readonly resend: boolean;
+  /**
+   * Reserve the key only: its claim is written, its intent is not (written later by
+   * {@link SyncJournalClaims.intend}). Only for a journal that has `intend`.
+   */
+  readonly reserve?: boolean | undefined;
 }
 
 /**

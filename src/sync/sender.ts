@@ -13,11 +13,22 @@ import type {
  */
 const OUTCOME_MS = 10;
 
-/** An intent waiting at its request's send gate for the group commit that writes it. */
+/** An intent waiting at its request's send gate for the group commit that writes it (or a claim that reserves its key). */
 interface Gated {
   readonly intent: SyncJournalEntry;
   readonly resend: boolean;
+  /** A claim that reserves the key only (SyncJournalClaims.intend writes the intent at the gate). */
+  readonly reserve: boolean;
   readonly resolve: (claim: SyncJournalClaim | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** A reserved key's intent at its send gate, written under its claim's fence (or withdrawn). */
+interface Fenced {
+  readonly intent: SyncJournalEntry;
+  readonly fence: number;
+  readonly withdrawn: boolean;
+  readonly resolve: (held: boolean) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -44,6 +55,8 @@ export class Committer {
   readonly #runId: string;
   /** Intents at their gates, not yet in a group being written. */
   #gated: Gated[] = [];
+  /** Reserved keys' intents at their gates (or withdrawn), not yet in a group being written. */
+  #fenced: Fenced[] = [];
   /** Whether a group of intents is being gathered or written. */
   #grouping = false;
   /** The timer that writes the outcomes of creates no group of intents took (put, `soon`). */
@@ -64,9 +77,60 @@ export class Committer {
    */
   intend(intent: SyncJournalEntry, resend = false): Promise<SyncJournalClaim | undefined> {
     return new Promise((resolve, reject) => {
-      this.#gated.push({ intent, resend, resolve, reject });
+      this.#gated.push({ intent, resend, reserve: false, resolve, reject });
       this.#group();
     });
+  }
+
+  /**
+   * Whether the shared journal reserves keys ahead and writes their intents at the gate
+   * (SyncJournalClaims.intend): then a create waiting for its turn has written no intent, and a
+   * worker killed meanwhile leaves its key free once its lease lapses, not in doubt.
+   */
+  get reserves(): boolean {
+    return this.claims?.intend !== undefined && this.claims.release !== undefined;
+  }
+
+  /**
+   * Claims `intent`'s key without writing the intent (see {@link Committer.reserves}), with the
+   * other claims of this turn: taken before the request waits for its turn, so that a key another
+   * worker holds never costs a turn of the fleet's pace.
+   */
+  reserve(intent: SyncJournalEntry, resend = false): Promise<SyncJournalClaim> {
+    return new Promise((resolve, reject) => {
+      this.#gated.push({
+        intent,
+        resend,
+        reserve: true,
+        resolve: (claim) => resolve(claim as SyncJournalClaim),
+        reject,
+      });
+      this.#group();
+    });
+  }
+
+  /**
+   * Writes a reserved key's intent at its send gate, with the other intents at their gates, under
+   * its claim's `fence`: resolves to whether the claim still held (false: nothing written, and the
+   * request must not leave).
+   */
+  intendFenced(intent: SyncJournalEntry, fence: number): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#fenced.push({ intent, fence, withdrawn: false, resolve, reject });
+      this.#group();
+    });
+  }
+
+  /** {@link Committer.withdraw} of a reserved key's intent: its entry removed under its fence, its claim kept. */
+  withdrawFenced(intent: SyncJournalEntry, fence: number): void {
+    this.#fenced.push({ intent, fence, withdrawn: true, resolve: () => {}, reject: () => {} });
+    this.#group();
+  }
+
+  /** Gives up a reserved key whose request never left: free at once rather than after its lease. */
+  release(fence: number): void {
+    // A release that fails leaves the claim to lapse with its lease: the key is then free all the same.
+    void this.claims?.release?.(this.#tenant, [fence]).catch(() => {});
   }
 
   /**
@@ -91,7 +155,18 @@ export class Committer {
       await nextTurn();
       do {
         const group = this.#gated;
+        const fenced = this.#fenced;
         this.#gated = [];
+        this.#fenced = [];
+        // The intents at their gates first: their requests wait to leave, claims only to wait their turn.
+        if (fenced.length > 0) {
+          try {
+            const held = await this.#writeFenced(fenced);
+            for (const [i, f] of fenced.entries()) f.resolve(held[i] === true);
+          } catch (error) {
+            for (const f of fenced) f.reject(error);
+          }
+        }
         try {
           const claims = await this.#write(group);
           for (const [i, gated] of group.entries()) gated.resolve(claims[i]);
@@ -99,7 +174,7 @@ export class Committer {
           // A group of none (withdrawals alone): its failure fails the next write, which the run meets.
           for (const gated of group) gated.reject(error);
         }
-      } while (this.#gated.length > 0);
+      } while (this.#gated.length > 0 || this.#fenced.length > 0);
     } finally {
       this.#grouping = false;
     }
@@ -116,7 +191,16 @@ export class Committer {
     return await claims.claim(
       this.#tenant,
       this.#runId,
-      group.map(({ intent, resend }) => ({ intent, resend })),
+      group.map(({ intent, resend, reserve }) => (reserve ? { intent, resend, reserve } : { intent, resend })),
+    );
+  }
+
+  async #writeFenced(fenced: readonly Fenced[]): Promise<readonly boolean[]> {
+    await this.flush();
+    const claims = this.claims as SyncJournalClaims & Required<Pick<SyncJournalClaims, 'intend'>>;
+    return await claims.intend(
+      this.#tenant,
+      fenced.map(({ intent, fence, withdrawn }) => (withdrawn ? { intent, fence, withdrawn } : { intent, fence })),
     );
   }
 

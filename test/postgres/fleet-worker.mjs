@@ -43,6 +43,8 @@ const crm = new CrmClient({
   apiKey: env.CRM_API_KEY,
   tenantId: env.CRM_TENANT_ID,
   timeout: 10_000,
+  // FLEET_MAX_CONCURRENCY: fewer calls on the wire than the run's slots, so that creates wait for their turn.
+  ...(env.FLEET_MAX_CONCURRENCY ? { maxConcurrency: Number(env.FLEET_MAX_CONCURRENCY) } : {}),
 });
 const journal = postgresJournal(pool, { schema: env.FLEET_SCHEMA, leaseMs: Number(env.FLEET_LEASE_MS) });
 const sync = new CrmSync(crm, { journal, settleMs: 20 });

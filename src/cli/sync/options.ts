@@ -108,7 +108,7 @@ export const syncOptions = {
     json: { type: 'boolean', help: 'with --match, as NDJSON (a record a line, then the summary), even on a terminal' },
     force: {
       type: 'boolean',
-      help: 'with --absent or --from, settle a record that is not in doubt (synced: the next apply creates it again)',
+      help: 'with --absent or --from, settle a record that is not in doubt (synced: the next apply creates it again); with --match --absent-if-missing, settle absent more than 10 and more than half of those in doubt',
     },
     ...connectionOptions,
   },

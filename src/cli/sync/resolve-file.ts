@@ -119,12 +119,8 @@ async function readResolutions(file: string): Promise<ResolutionRows> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new SourceError(
-      file,
-      undefined,
-      undefined,
-      `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
-    );
+    const why = code === 'EISDIR' ? 'a directory: give the file of rows' : 'cannot read the file';
+    throw new SourceError(file, undefined, undefined, `${why}${typeof code === 'string' ? ` (${code})` : ''}`);
   }
   const extension = extname(file).toLowerCase();
   const ndjson =

@@ -1,10 +1,12 @@
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { CrmSync, SyncJournal, SyncJournalEntry, SyncResolution, SyncType } from '../../sync';
 import { SENT_FIELDS, sentOf } from '../../sync/sent';
 import { assign, type Candidate, holds, type Seeker, stampedDate } from '../../sync/settle';
 import { EXIT } from '../failure';
 import { jsonText, write } from '../output';
 import { UsageError } from '../usage-error';
+import { absentRefusal } from './absent-guard';
 import type { SyncContext } from './context';
 import { sentText, valueText } from './render';
 import { SourceError } from './source-error';
@@ -59,6 +61,15 @@ function sentValueOf(field: string, value: unknown): unknown {
  * line: the export would not say which row is the record.
  */
 async function readExport(file: string, help: string, keep: (column: string) => boolean): Promise<Export> {
+  // A directory streams nothing before its error: said as what it is, not as an unreadable file.
+  if (
+    await stat(file).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  ) {
+    throw new UsageError(`--match ${file}: a directory, not an export: give the export's CSV file`, help);
+  }
   const { parse } = await import('csv-parse');
   const input = createReadStream(file);
   const parser = parse({ bom: true, skip_empty_lines: true, info: true, max_record_size: 64 * 1024 * 1024 });
@@ -68,6 +79,7 @@ async function readExport(file: string, help: string, keep: (column: string) => 
   let at = -1;
   let kept: number[] = [];
   const rows: Candidate[] = [];
+  let dataRows = 0;
   const lineOf = new Map<string, number>();
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
@@ -80,6 +92,7 @@ async function readExport(file: string, help: string, keep: (column: string) => 
         kept = names.flatMap((name, i) => (i !== at && keep(name) ? [i] : []));
         continue;
       }
+      dataRows++;
       const id = (record[at] ?? '').trim();
       if (id === '') continue;
       const first = lineOf.get(id);
@@ -113,6 +126,17 @@ async function readExport(file: string, help: string, keep: (column: string) => 
     parser.destroy();
   }
   if (!names) throw new UsageError(`--match ${file}: the file is empty: an export starts with its header`, help);
+  // An export without a record would settle every record in doubt absent: a failed export, far
+  // more often than a CRM that holds nothing (the empty list of --removed deactivate, refused alike).
+  if (dataRows === 0) {
+    throw new UsageError(
+      `--match ${file}: the export has its header and no record: export the CRM's records again`,
+      help,
+    );
+  }
+  if (rows.length === 0) {
+    throw new UsageError(`--match ${file}: no row of the export has an id: the id column is empty`, help);
+  }
   return { rows, fields: new Set(names.filter((_, i) => i !== at)) };
 }
 
@@ -326,7 +350,6 @@ export async function resolveByMatch(
         : [],
   );
   const apply = values.apply === true;
-  if (apply && settled.length) await sync.resolve(settled);
   const count = (action: Outcome['action']) => decided.filter((d) => d.outcome.action === action).length;
   const summary = {
     type,
@@ -339,6 +362,10 @@ export async function resolveByMatch(
     unmatchable: count('unmatchable'),
     applied: apply,
   };
+  const refusal = values.force === true ? undefined : absentRefusal(file, type, summary.absent, summary.inDoubt);
+  if (refusal !== undefined && apply) throw new UsageError(refusal, help);
+  if (refusal !== undefined) io.stderr.write(`crm: --apply would refuse this: ${refusal}\n`);
+  if (apply && settled.length) await sync.resolve(settled);
   const asText = io.stdout.isTTY === true && values.json !== true;
   let out = '';
   for (const d of decided) {
