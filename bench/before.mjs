@@ -44,6 +44,21 @@ export function withBefore(text, previous) {
     .join('\n');
 }
 
+/**
+ * The rows of `previous` (its first seven cells) whose workload is not among `workloads`: the rows
+ * of workloads a run left out (BENCH_W5_RUNS=0 and the like), carried over as they were measured.
+ */
+export function rowsNotRun(previous, workloads) {
+  const lines = previous.split('\n');
+  const header = lines.find((line) => line.startsWith('| workload |'));
+  if (!header) return [];
+  return lines
+    .filter((line) => line.startsWith('| ') && line !== header)
+    .map((line) => line.split('|').slice(1, 8))
+    .filter((cells) => cells.length === 7 && !workloads.has(cells[0].trim()))
+    .map((cells) => `|${cells.join('|')}|`);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const file = new URL('./RESULTS.md', import.meta.url);
   const current = readFileSync(file, 'utf8');

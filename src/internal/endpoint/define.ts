@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { PaginationSchema } from '../../schemas/pagination';
 import { parseContext } from './parse-context';
-import { PathId, pathFiller, placeholdersOf } from './path';
+import { PathId, pathFiller, pathIdsOf, placeholdersOf } from './path';
 
 type Schema = z.ZodMiniType;
 type SafeParseResult<T = unknown> = z.core.util.SafeParseResult<T>;
@@ -79,40 +79,49 @@ export function defineEndpoint<
   const ids = placeholdersOf(row.path);
   // An absent part accepts only undefined: z.optional(z.never()) says so with schemas every app
   // bundles anyway (strictObject rests on never), where z.undefined() would add its own.
-  const parts = {
-    path: ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : z.optional(z.never()),
-    query: row.query ?? z.optional(z.never()),
-    body: row.body ?? z.optional(z.never()),
-  };
-  const input = z.strictObject(parts);
-  const envelope = z.looseObject({
-    success: z.literal(true),
-    data: row.list ? z.array(row.data) : row.data,
-    ...(row.list ? { pagination: PaginationSchema } : {}),
-  });
-  const parseParts = partsParser(parts.path, row.query, row.body);
+  const path = ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : absent();
+  // The whole input's schema and the envelope's are built when first read, not at import: a call
+  // needs the first only when a part fails, the second only when a body fails its generated
+  // validator (PERFORMANCE.md, "Schemas built when first needed").
+  let input: z.ZodMiniType | undefined;
+  let envelope: Schema | undefined;
+  const inputSchema = () =>
+    (input ??= z.strictObject({ path, query: row.query ?? absent(), body: row.body ?? absent() }));
+  const parseParts = partsParser(ids, path, row.query, row.body);
   return {
     ...row,
-    input: input as unknown as Endpoint<TQuery, TBody, TData>['input'],
+    get input() {
+      return inputSchema() as unknown as Endpoint<TQuery, TBody, TData>['input'];
+    },
     parseInput: (value) =>
-      (parseParts(value) ?? input.safeParse(value, parseContext)) as ReturnType<
+      (parseParts(value) ?? inputSchema().safeParse(value, parseContext)) as ReturnType<
         Endpoint<TQuery, TBody, TData>['parseInput']
       >,
-    envelope,
+    get envelope() {
+      envelope ??= z.looseObject({
+        success: z.literal(true),
+        data: row.list ? z.array(row.data) : row.data,
+        ...(row.list ? { pagination: PaginationSchema } : {}),
+      });
+      return envelope;
+    },
     key: `${row.method} ${row.path}`,
     fill: pathFiller(row.path),
   };
 }
+
+/** The schema of a part an endpoint does not take: only undefined. */
+const absent = () => z.optional(z.never());
 
 /**
  * A call's input, part by part, each by the schema the whole `input` schema gives it
  * (PERFORMANCE.md, "Input checked part by part"). Undefined when any part fails: the whole schema
  * then names every offending field at once. The resources build the wrapper, always of these three parts.
  */
-function partsParser(path: Schema, query: Schema | undefined, body: Schema | undefined) {
+function partsParser(ids: readonly string[], path: Schema, query: Schema | undefined, body: Schema | undefined) {
   return (value: unknown): SafeParseResult | undefined => {
     const parts = value as Record<'path' | 'query' | 'body', unknown>;
-    const p = path.safeParse(parts.path);
+    const p = pathPartOf(ids, path, parts.path);
     const q = partOf(query, parts.query);
     const b = partOf(body, parts.body);
     if (!p.success || !q?.success || !b?.success) return undefined;
@@ -123,6 +132,13 @@ function partsParser(path: Schema, query: Schema | undefined, body: Schema | und
 }
 
 const ABSENT = { success: true, data: undefined } as const;
+
+/** The path part: its ids checked by hand when they pass, by the schema when not (or none is due). */
+function pathPartOf(ids: readonly string[], schema: Schema, value: unknown): SafeParseResult {
+  if (ids.length === 0) return value === undefined ? ABSENT : schema.safeParse(value);
+  const data = pathIdsOf(ids, value);
+  return data ? { success: true, data } : schema.safeParse(value);
+}
 
 /** A part by its schema; an endpoint without one takes nothing there. */
 const partOf = (schema: Schema | undefined, value: unknown) =>

@@ -21,33 +21,8 @@ import { valueThat } from '../endpoint/refinement';
 import { sharedPacerOf } from '../waiting/pacer';
 import { userAgent } from './user-agent';
 
-/** A header value: no CR, LF or other control characters (they would split or forge headers). */
-const HeaderValue = z
-  .string()
-  .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
-/**
- * A credential or tenant id, as fetch sends it: fetch trims a header value on the wire, so a
- * value with spaces around it would be sent as another string than the one in the query and the
- * one masked in errors and logs. No control character (C0 or C1), no surrounding white space.
- */
-const Credential = z.string().check(
-  minLength(1),
-  z.regex(/^(?!\s)[\x20-\x7e\xa0-\xff]*(?<!\s)$/, {
-    error: 'Must not have spaces around it or control characters',
-  }),
-);
 const HeaderName = /^[!#$%&'*+.^_`|~\w-]+$/;
-// Values checked as the object's catchall, names by the check; not z.record() (PERFORMANCE.md, "zod features left out").
-const Headers = z.catchall(z.object({}), HeaderValue).check(
-  z.superRefine((headers, ctx) => {
-    for (const name of Object.keys(headers)) {
-      if (!HeaderName.test(name))
-        ctx.addIssue({ code: 'custom', message: 'Not a valid header name', path: [name], input: name });
-    }
-  }),
-);
 const MAX_TIMER = 2_147_483_647;
-const Timeout = int(z.gte(1), z.lte(MAX_TIMER));
 const BASE_URL = 'Required: an http(s) URL (pass baseUrl or set CRM_BASE_URL)';
 /**
  * What is wrong with a base URL, if anything; not z.url() (PERFORMANCE.md, "zod features left
@@ -68,88 +43,139 @@ const UserAgentPart = (max: number) =>
       error: `Must be 1 to ${max} printable ASCII characters: no CR, LF or other control characters`,
     }),
   );
-// An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
-const Extras = valueThat<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null,
-  'Must be a plain object',
-);
+// The option schemas are built when first used, not at import: a client's at its construction,
+// a call's only by a call with options (PERFORMANCE.md, "Schemas built when first needed").
+let shapes: ReturnType<typeof buildShapes> | undefined;
+const shapesOf = () => (shapes ??= buildShapes());
 
-const perCall = {
-  timeout: z.optional(Timeout),
-  totalTimeout: z.optional(Timeout),
-  maxRetries: z.optional(int(z.gte(0), z.lte(10))),
-  headers: z.optional(Headers),
-  signal: z.optional(valueThat<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal')),
-};
-const defaults = {
-  ...perCall,
-  maxRetryAfter: z.optional(int(z.gte(0), z.lte(MAX_TIMER))),
-  prefetch: z.optional(int(z.gte(0), z.lte(16))),
-  // One check rather than a union of shapes: the main entry stays small (the store is checked by its entry).
-  throttle: z.optional(
-    valueThat<ThrottleOptions | 'off' | 'auto'>(
-      (value) =>
-        value === 'off' ||
-        value === 'auto' ||
-        ((value as ThrottleOptions)?.mode === 'auto' &&
-          ((value as ThrottleOptions).store === undefined || !!sharedPacerOf((value as ThrottleOptions).store))),
-      "Must be 'off', 'auto' or { mode: 'auto', store } (crm-integration-sdk/redis)",
+function buildShapes() {
+  /** A header value: no CR, LF or other control characters (they would split or forge headers). */
+  const HeaderValue = z
+    .string()
+    .check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, { error: 'Must not contain CR, LF or other control characters' }));
+  /**
+   * A credential or tenant id, as fetch sends it: fetch trims a header value on the wire, so a
+   * value with spaces around it would be sent as another string than the one in the query and the
+   * one masked in errors and logs. No control character (C0 or C1), no surrounding white space.
+   */
+  const Credential = z.string().check(
+    minLength(1),
+    z.regex(/^(?!\s)[\x20-\x7e\xa0-\xff]*(?<!\s)$/, {
+      error: 'Must not have spaces around it or control characters',
+    }),
+  );
+  // Values checked as the object's catchall, names by the check; not z.record() (PERFORMANCE.md, "zod features left out").
+  const Headers = z.catchall(z.object({}), HeaderValue).check(
+    z.superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        if (!HeaderName.test(name))
+          ctx.addIssue({ code: 'custom', message: 'Not a valid header name', path: [name], input: name });
+      }
+    }),
+  );
+  const Timeout = int(z.gte(1), z.lte(MAX_TIMER));
+  // An object here; a plain one, and its contents, are checked when a call uses it, by the module that adds it (extras.ts).
+  const Extras = valueThat<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null,
+    'Must be a plain object',
+  );
+  const perCall = {
+    timeout: z.optional(Timeout),
+    totalTimeout: z.optional(Timeout),
+    maxRetries: z.optional(int(z.gte(0), z.lte(10))),
+    headers: z.optional(Headers),
+    signal: z.optional(valueThat<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal')),
+  };
+  const defaults = {
+    ...perCall,
+    maxRetryAfter: z.optional(int(z.gte(0), z.lte(MAX_TIMER))),
+    prefetch: z.optional(int(z.gte(0), z.lte(16))),
+    // One check rather than a union of shapes: the main entry stays small (the store is checked by its entry).
+    throttle: z.optional(
+      valueThat<ThrottleOptions | 'off' | 'auto'>(
+        (value) =>
+          value === 'off' ||
+          value === 'auto' ||
+          ((value as ThrottleOptions)?.mode === 'auto' &&
+            ((value as ThrottleOptions).store === undefined || !!sharedPacerOf((value as ThrottleOptions).store))),
+        "Must be 'off', 'auto' or { mode: 'auto', store } (crm-integration-sdk/redis)",
+      ),
     ),
-  ),
-};
+  };
+  const request = {
+    ...perCall,
+    extraQuery: z.optional(Extras),
+    extraBody: z.optional(Extras),
+  };
+  return { Credential, perCall, defaults, request };
+}
 
 // Strict, like every object of options: a misspelt one is refused, with the nearest option named.
-export const ClientOptionsSchema = z.strictObject({
-  ...defaults,
-  // Trimmed before the check (resolveOptions()), not by z.trim() (PERFORMANCE.md, "zod features left out").
-  baseUrl: z.string(BASE_URL).check(
-    z.superRefine((value, ctx) => {
-      const message = baseUrlProblem(value);
-      if (message) ctx.addIssue({ code: 'custom', message, input: '' });
-    }),
-  ),
-  apiKey: z.optional(Credential),
-  tenantId: z.optional(Credential),
-  adminToken: z.optional(Credential),
-  fetch: z.optional(fn<typeof globalThis.fetch>()),
-  maxConcurrency: z.optional(int(z.gte(1))),
-  maxResponseBytes: z.optional(int(z.gte(1))),
-  logger: z.optional(fn<CrmLogger>()),
-  redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
-  validateResponses: z.optional(z.boolean()),
-  appInfo: z.optional(
-    z.strictObject({
-      name: UserAgentPart(100),
-      version: z.optional(UserAgentPart(100)),
-      url: z.optional(UserAgentPart(300)),
-    }),
-  ),
-  // What fetch is sent with that is the SDK's own is refused.
-  fetchOptions: z.optional(
-    valueThat<FetchOptions>(
-      (value) =>
-        typeof value === 'object' &&
-        value !== null &&
-        !Object.keys(value).some((name) => /^(method|body|headers|signal|redirect)$/.test(name)),
-      'Must be an object without method, body, headers, signal or redirect: the SDK sets those',
+const buildClientOptions = () =>
+  z.strictObject({
+    ...shapesOf().defaults,
+    // Trimmed before the check (resolveOptions()), not by z.trim() (PERFORMANCE.md, "zod features left out").
+    baseUrl: z.string(BASE_URL).check(
+      z.superRefine((value, ctx) => {
+        const message = baseUrlProblem(value);
+        if (message) ctx.addIssue({ code: 'custom', message, input: '' });
+      }),
     ),
-  ),
-});
+    apiKey: z.optional(shapesOf().Credential),
+    tenantId: z.optional(shapesOf().Credential),
+    adminToken: z.optional(shapesOf().Credential),
+    fetch: z.optional(fn<typeof globalThis.fetch>()),
+    maxConcurrency: z.optional(int(z.gte(1))),
+    maxResponseBytes: z.optional(int(z.gte(1))),
+    logger: z.optional(fn<CrmLogger>()),
+    redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
+    validateResponses: z.optional(z.boolean()),
+    appInfo: z.optional(
+      z.strictObject({
+        name: UserAgentPart(100),
+        version: z.optional(UserAgentPart(100)),
+        url: z.optional(UserAgentPart(300)),
+      }),
+    ),
+    // What fetch is sent with that is the SDK's own is refused.
+    fetchOptions: z.optional(
+      valueThat<FetchOptions>(
+        (value) =>
+          typeof value === 'object' &&
+          value !== null &&
+          !Object.keys(value).some((name) => /^(method|body|headers|signal|redirect)$/.test(name)),
+        'Must be an object without method, body, headers, signal or redirect: the SDK sets those',
+      ),
+    ),
+  });
 
-const request = {
-  ...perCall,
-  extraQuery: z.optional(Extras),
-  extraBody: z.optional(Extras),
-};
 // Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
 // Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
-export const RequestOptionsSchema = z.strictObject(request);
-export const ListOptionsSchema = z.strictObject({ ...request, prefetch: defaults.prefetch });
-const ClientDefaultsSchema = z.strictObject(defaults);
-const TenantIdSchema = z.object({ tenantId: Credential });
-const TenantOptionsSchema = z.strictObject({ apiKey: z.optional(Credential), signal: perCall.signal });
+const buildRequestOptions = () => z.strictObject(shapesOf().request);
+const buildListOptions = () => z.strictObject({ ...shapesOf().request, prefetch: shapesOf().defaults.prefetch });
+const buildTenantOptions = () =>
+  z.strictObject({ apiKey: z.optional(shapesOf().Credential), signal: shapesOf().perCall.signal });
+
+let clientOptions: ReturnType<typeof buildClientOptions> | undefined;
+let requestOptions: ReturnType<typeof buildRequestOptions> | undefined;
+let listOptions: ReturnType<typeof buildListOptions> | undefined;
+let clientDefaults: z.ZodMiniObject<ReturnType<typeof buildShapes>['defaults'], z.core.$strict> | undefined;
+let tenantIdChecked: z.ZodMiniObject<{ tenantId: Credential }> | undefined;
+let tenantOptions: ReturnType<typeof buildTenantOptions> | undefined;
+let apiKeySchema: z.ZodMiniObject<{ apiKey: Credential }> | undefined;
+type Credential = ReturnType<typeof buildShapes>['Credential'];
+
+/** `new CrmClient()`'s options. */
+export const clientOptionsSchema = () => (clientOptions ??= buildClientOptions());
+/** A call's options. */
+export const requestOptionsSchema = () => (requestOptions ??= buildRequestOptions());
+/** A list call's options: a call's, and `prefetch`. */
+export const listOptionsSchema = () => (listOptions ??= buildListOptions());
+const clientDefaultsSchema = () => (clientDefaults ??= z.strictObject(shapesOf().defaults));
+const tenantIdSchema = () => (tenantIdChecked ??= z.object({ tenantId: shapesOf().Credential }));
+const tenantOptionsSchema = () => (tenantOptions ??= buildTenantOptions());
 /** A key as a function returns it: the same rules as a configured one. */
-export const ApiKeySchema = z.object({ apiKey: Credential });
+export const apiKeySchemaOf = () => (apiKeySchema ??= z.object({ apiKey: shapesOf().Credential }));
 
 /** `new CrmClient()`'s options, resolved: what its calls share, its tenant and key, its call defaults. */
 export interface ResolvedOptions {
@@ -248,7 +274,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
   const vars = env();
   const baseUrl = options.baseUrl ?? vars.CRM_BASE_URL;
   const checked = checkWithKey(
-    ClientOptionsSchema,
+    clientOptionsSchema(),
     {
       ...options,
       // Spaces and line breaks around it, as a value read from a file often has, are not the URL's.
@@ -283,25 +309,25 @@ function withUserAgent(headers: Record<string, string> | undefined, app: AppInfo
 export function settingsFor(
   defaults: CallSettings,
   options: ListOptions | undefined,
-  schema: typeof RequestOptionsSchema | typeof ListOptionsSchema,
+  schema: typeof requestOptionsSchema | typeof listOptionsSchema,
 ): CallSettings {
-  return options ? merge(defaults, check(schema, options, 'Invalid request options')) : defaults;
+  return options ? merge(defaults, check(schema(), options, 'Invalid request options')) : defaults;
 }
 
 /** The defaults of a `withOptions()` client: its parent's, with the given ones over them. */
 export const withDefaults = (defaults: CallSettings, options: ClientDefaults): CallSettings =>
-  merge(defaults, check(ClientDefaultsSchema, options, 'Invalid options'));
+  merge(defaults, check(clientDefaultsSchema(), options, 'Invalid options'));
 
 /** The tenant and options given to `withTenant()`, checked; a `signal` joins the parent's `defaults`. */
 export function checkTenant(tenantId: string, options: TenantOptions | undefined, defaults: CallSettings) {
   const { signal, ...checked } = checkWithKey(
-    TenantOptionsSchema,
+    tenantOptionsSchema(),
     (options ?? {}) as Record<string, unknown>,
     'Invalid tenant options',
   );
   return {
     ...checked,
-    tenantId: check(TenantIdSchema, { tenantId }, 'Invalid tenant').tenantId,
+    tenantId: check(tenantIdSchema(), { tenantId }, 'Invalid tenant').tenantId,
     defaults: signal && merge(defaults, { signal }),
   };
 }

@@ -1,0 +1,34 @@
+import { expect, test } from 'vitest';
+import { endpoints } from '../../src/endpoints';
+import {
+  apiKeySchemaOf,
+  clientOptionsSchema,
+  listOptionsSchema,
+  requestOptionsSchema,
+} from '../../src/internal/request/settings';
+
+// PERFORMANCE.md, "Schemas built when first needed": what a call needs only on a failure (the
+// whole input's schema, the envelope's) or only with options is built at its first use, once.
+
+test.each(Object.keys(endpoints))(
+  '%s builds its input and envelope schemas when first read, and keeps them',
+  (name) => {
+    const endpoint = endpoints[name as keyof typeof endpoints];
+    for (const part of ['input', 'envelope'] as const) {
+      // An accessor, not a value built at import.
+      expect(typeof Object.getOwnPropertyDescriptor(endpoint, part)?.get).toBe('function');
+      expect(endpoint[part]).toBe(endpoint[part]);
+    }
+  },
+);
+
+test('the option schemas are built once, at their first use', () => {
+  for (const schemaOf of [clientOptionsSchema, requestOptionsSchema, listOptionsSchema, apiKeySchemaOf])
+    expect(schemaOf()).toBe(schemaOf());
+});
+
+test('a list call with options refuses a misspelt one as before: the schema built late is the same strict one', () => {
+  expect(listOptionsSchema().safeParse({ prefetch: 2, timeout: 5 }).success).toBe(true);
+  expect(listOptionsSchema().safeParse({ prefetchh: 2 }).success).toBe(false);
+  expect(requestOptionsSchema().safeParse({ prefetch: 2 }).success).toBe(false);
+});
