@@ -1,9 +1,13 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CrmClient, CrmValidationError } from '../../src/index';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournal, SyncJournalGenerations } from '../../src/sync/journal';
 import { memoryJournal } from '../../src/sync/memory-journal';
+import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import type { SyncReport, SyncRunOptions, SyncSource } from '../../src/sync/types';
 import type { FakeCrmCore } from '../../src/testing/index';
 import { throughMsw } from '../support/fake-harness';
@@ -326,6 +330,29 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
     expect(Object.fromEntries(await deactivations(fake, w.journal, from))).toEqual({ A20: 1, C40: 1, C41: 1 });
   });
 
+  test('a list one slice did not give is not removed, and a slice with an unusable key makes its list incomplete: refused', async () => {
+    const { fake, worker, from } = await tenant();
+    const source = nightly(dropOf([30, 31]));
+    const w = worker();
+    const generation = (slice: number) => ({ id: 'partial', slices: 2, slice });
+    // Slice 0 gives its accounts, one with no key, and no contacts.
+    const zero = sliceOf(source, 0, 2);
+    await w.sync.run(
+      { accounts: [...zero.accounts, { key: '', data: { name: 'No key' } }] },
+      {
+        removed: 'deactivate',
+        generation: generation(0),
+      },
+    );
+    const last = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+    expect(last).toMatchObject({
+      deactivated: 0,
+      generation: { state: 'completed' },
+      refusedRemovals: [{ type: 'accounts', wouldDeactivate: 2, reason: 'incomplete', unusableKeys: 1 }],
+    });
+    expect((await deactivations(fake, w.journal, from)).size).toBe(0);
+  });
+
   test('a newer generation supersedes an open older one, and one older than its age expires: neither removes', async () => {
     const { fake, schema, worker, from } = await tenant();
     const source = nightly(dropOf([8]));
@@ -356,6 +383,7 @@ describe('a generation refused before anything is sent', () => {
     ['an empty id', { id: '', slices: 2, slice: 0 }, 'generation.id'],
     ['an id of 201 characters', { id: 'x'.repeat(201), slices: 2, slice: 0 }, 'generation.id'],
     ['an id that is not a string', { id: 7, slices: 2, slice: 0 }, 'generation.id'],
+    ['an id with a lone surrogate', { id: 'night\uD800', slices: 2, slice: 0 }, 'generation.id'],
     ['an unknown field', { id: 'g', slices: 2, slice: 0, slize: 1 }, 'generation.slize'],
     ['no object', 'g', 'generation'],
   ])('%s', async (_, generation, field) => {
@@ -387,10 +415,13 @@ describe('a generation refused before anything is sent', () => {
     expect(fake.requests.length).toBe(before);
   });
 
-  test('memoryJournal() refuses a generation with a CrmValidationError naming the journal that keeps them', async () => {
+  test.each([
+    ['memoryJournal()', () => memoryJournal()],
+    ['sqliteJournal()', () => sqliteJournal(join(mkdtempSync(join(tmpdir(), 'gen-')), 'sync.db'))],
+  ])('%s refuses a generation with a CrmValidationError naming the journal that keeps them', async (_, journal) => {
     const { fake, baseUrl } = await throughMsw();
     const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
-    const sync = new CrmSync(crm, { journal: memoryJournal() });
+    const sync = new CrmSync(crm, { journal: journal() });
     const run = sync.run(nightly(), { removed: 'deactivate', generation: { id: 'g', slices: 2, slice: 0 } });
     await expect(run).rejects.toMatchObject({
       name: 'CrmValidationError',
