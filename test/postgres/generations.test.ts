@@ -297,7 +297,7 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
     );
   });
 
-  test('a worker that dies holding the removal (its claim never renewed nor released) blocks it for one lease; the next run of the generation after that takes it over', async () => {
+  test("a worker that dies holding the removal (its claim never renewed nor released): the queue's retry of its slice waits out the claim's lease and takes the removal over", async () => {
     const { fake, schema, worker, from } = await tenant(1000);
     const dropped = dropOf([20]);
     const source = nightly(dropped);
@@ -321,13 +321,43 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
     dead.close();
     await deadPool.end();
 
-    // Within its lease the claim holds: a retry syncs and removes nothing.
-    const early = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
-    expect(early).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const late = await w.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
-    expect(late).toMatchObject({ deactivated: 3, generation: { state: 'completed' } });
+    const retried = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+    expect(retried).toMatchObject({ deactivated: 3, generation: { state: 'completed' } });
     expect(Object.fromEntries(await deactivations(fake, w.journal, from))).toEqual({ A20: 1, C40: 1, C41: 1 });
+    // A slice run after that removes nothing more.
+    const late = await w.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
+    expect(late).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
+  });
+
+  test('a run that finds the removal under way by a live run waits for it to end, and removes nothing itself', async () => {
+    const { fake, worker, from } = await tenant();
+    const dropped = dropOf([40, 41, 42]);
+    const source = nightly(dropped);
+    const [a, b] = [worker(), worker()];
+    const generation = (slice: number) => ({ id: 'waits', slices: 2, slice });
+    await a.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
+    // The remover's deactivations are slow (one at a time, each answered late); the other comes meanwhile.
+    const handle = fake.handle.bind(fake);
+    let other: Promise<unknown> | undefined;
+    fake.handle = async (request: Request) => {
+      if (request.method === 'PUT') {
+        other ??= b.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return handle(request);
+    };
+    const remover = await a.sync.run(sliceOf(source, 1, 2), {
+      removed: 'deactivate',
+      generation: generation(1),
+      concurrency: 1,
+    });
+    const waited = await other;
+    fake.handle = handle;
+    expect(remover).toMatchObject({ deactivated: dropped.size, generation: { state: 'completed' } });
+    expect(waited).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
+    expect(Object.fromEntries(await deactivations(fake, a.journal, from))).toEqual(
+      Object.fromEntries([...dropped].map((key) => [key, 1])),
+    );
   });
 
   test('a list one slice did not give is not removed, and a slice with an unusable key makes its list incomplete: refused', async () => {
