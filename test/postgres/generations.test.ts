@@ -11,7 +11,7 @@ import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import type { SyncReport, SyncRunOptions, SyncSource } from '../../src/sync/types';
 import type { FakeCrmCore } from '../../src/testing/index';
 import { throughMsw } from '../support/fake-harness';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
 import { erpSource } from '../support/sync';
 
 /*
@@ -381,6 +381,24 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
       refusedRemovals: [{ type: 'accounts', wouldDeactivate: 2, reason: 'incomplete', unusableKeys: 1 }],
     });
     expect((await deactivations(fake, w.journal, from)).size).toBe(0);
+  });
+
+  test('a slice records the keys it read with one write a batch of its lists, not one a record', async () => {
+    const { fake, schema, worker, from } = await tenant();
+    const statements: string[] = [];
+    const journal = postgresJournal(countingPool(postgres.pool(), statements), { schema });
+    const crm = new CrmClient({ ...fake.credentials, baseUrl: fake.baseUrl, maxRetries: 0 });
+    const sync = new CrmSync(crm, { journal, settleMs: 0 });
+    // 100 accounts (one batch of 500) and 200 contacts (one batch), all unchanged.
+    const report = await sync.run(nightly(), {
+      removed: 'deactivate',
+      generation: { id: 'cheap', slices: 1, slice: 0 },
+    });
+    expect(report).toMatchObject({ unchanged: 3 * ACCOUNTS, generation: { state: 'completed' } });
+    expect(statements.filter((text) => text.includes('INSERT INTO') && text.includes('generation_keys'))).toHaveLength(
+      2,
+    );
+    expect((await deactivations(fake, worker().journal, from)).size).toBe(0);
   });
 
   test('a newer generation supersedes an open older one, and one older than its age expires: neither removes', async () => {
