@@ -811,7 +811,12 @@ export class Engine {
     await this.#drain();
     await this.#committer.flush();
     if (this.#stopping()) return;
-    const end = await generation.finish();
+    const end = await generation.finish({
+      // A removal's claim has the lease of a create's: looked at four times a lease, 1 s at most.
+      everyMs: Math.min(1000, (this.#s.journal.claims?.leaseMs ?? 4000) / 4),
+      pause: (ms) => this.#pause(ms),
+      stopping: () => this.#stopping(),
+    });
     if (!end) return;
     const { claim } = end;
     try {

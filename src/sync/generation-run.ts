@@ -84,14 +84,27 @@ export class GenerationRun {
    * must do, when it claimed one. A generation that was not open when the run joined removes
    * nothing, unless it is complete and its removal's claim lapsed (its remover stopped).
    */
-  async finish(): Promise<Extract<SyncJournalGenerationEnd, { outcome: 'remove' }> | undefined> {
+  async finish(wait: {
+    readonly everyMs: number;
+    pause(ms: number): Promise<void>;
+    stopping(): boolean;
+  }): Promise<Extract<SyncJournalGenerationEnd, { outcome: 'remove' }> | undefined> {
     if (this.#report.state === 'superseded' || this.#report.state === 'expired') return undefined;
-    const end = await this.#journal.finish(this.#tenant, this.#runId, {
+    const ended = {
       id: this.#generation.id,
       slice: this.#generation.slice,
       remove: this.#remove,
       lists: this.#lists,
-    });
+    };
+    let end = await this.#journal.finish(this.#tenant, this.#runId, ended);
+    // Another run holds the removal: this one waits for it to end, or for its claim to lapse (its
+    // run died) to take it over, so that a queue's retry of the slice whose run died removing
+    // does the removal rather than leave it to a run that may never come.
+    while (this.#remove && end.outcome === 'closed' && end.state === 'removing' && !wait.stopping()) {
+      await wait.pause(wait.everyMs);
+      if (wait.stopping()) break;
+      end = await this.#journal.finish(this.#tenant, this.#runId, ended);
+    }
     switch (end.outcome) {
       case 'open':
         this.#report = { ...this.#report, state: 'open', missingSlices: end.missing };

@@ -303,8 +303,8 @@ export interface SyncRunOptions {
    * the records the journal holds that **no** slice read are removed as one run removes them,
    * under the same `maxRemoved` guard, once, by one run (a claim): the run that completed the
    * generation, whose report counts them (`deactivated`, `refusedRemovals`; the other slices'
-   * count none), or, when that run stopped, the next run of the generation once the claim's
-   * lease lapsed. A slice run after its generation completed syncs its records and removes
+   * count none), or, when that run stopped, the next run of the generation, which waits for a
+   * removal under way to end, or for its claim's lease to lapse to take it over. A slice run after its generation completed syncs its records and removes
    * nothing. With `removed: 'keep'` a generation removes nothing. A generation that has not
    * completed 7 days after its first slice joined expires without removing anything, and a newer
    * generation of the tenant (another id, started later) supersedes an open older one.

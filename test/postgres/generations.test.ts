@@ -1,13 +1,17 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CrmClient, CrmValidationError } from '../../src/index';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournal, SyncJournalGenerations } from '../../src/sync/journal';
 import { memoryJournal } from '../../src/sync/memory-journal';
+import { sqliteJournal } from '../../src/sync/sqlite-journal';
 import type { SyncReport, SyncRunOptions, SyncSource } from '../../src/sync/types';
 import type { FakeCrmCore } from '../../src/testing/index';
 import { throughMsw } from '../support/fake-harness';
-import { startPostgres, type TestPostgres } from '../support/postgres';
+import { countingPool, startPostgres, type TestPostgres } from '../support/postgres';
 import { erpSource } from '../support/sync';
 
 /*
@@ -293,7 +297,7 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
     );
   });
 
-  test('a worker that dies holding the removal (its claim never renewed nor released) blocks it for one lease; the next run of the generation after that takes it over', async () => {
+  test("a worker that dies holding the removal (its claim never renewed nor released): the queue's retry of its slice waits out the claim's lease and takes the removal over", async () => {
     const { fake, schema, worker, from } = await tenant(1000);
     const dropped = dropOf([20]);
     const source = nightly(dropped);
@@ -317,13 +321,84 @@ describe('a generation over 12 slices of a tenant on postgresJournal()', () => {
     dead.close();
     await deadPool.end();
 
-    // Within its lease the claim holds: a retry syncs and removes nothing.
-    const early = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
-    expect(early).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const late = await w.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
-    expect(late).toMatchObject({ deactivated: 3, generation: { state: 'completed' } });
+    const retried = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+    expect(retried).toMatchObject({ deactivated: 3, generation: { state: 'completed' } });
     expect(Object.fromEntries(await deactivations(fake, w.journal, from))).toEqual({ A20: 1, C40: 1, C41: 1 });
+    // A slice run after that removes nothing more.
+    const late = await w.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
+    expect(late).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
+  });
+
+  test('a run that finds the removal under way by a live run waits for it to end, and removes nothing itself', async () => {
+    const { fake, worker, from } = await tenant();
+    const dropped = dropOf([40, 41, 42]);
+    const source = nightly(dropped);
+    const [a, b] = [worker(), worker()];
+    const generation = (slice: number) => ({ id: 'waits', slices: 2, slice });
+    await a.sync.run(sliceOf(source, 0, 2), { removed: 'deactivate', generation: generation(0) });
+    // The remover's deactivations are slow (one at a time, each answered late); the other comes meanwhile.
+    const handle = fake.handle.bind(fake);
+    let other: Promise<unknown> | undefined;
+    fake.handle = async (request: Request) => {
+      if (request.method === 'PUT') {
+        other ??= b.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return handle(request);
+    };
+    const remover = await a.sync.run(sliceOf(source, 1, 2), {
+      removed: 'deactivate',
+      generation: generation(1),
+      concurrency: 1,
+    });
+    const waited = await other;
+    fake.handle = handle;
+    expect(remover).toMatchObject({ deactivated: dropped.size, generation: { state: 'completed' } });
+    expect(waited).toMatchObject({ deactivated: 0, generation: { state: 'complete' } });
+    expect(Object.fromEntries(await deactivations(fake, a.journal, from))).toEqual(
+      Object.fromEntries([...dropped].map((key) => [key, 1])),
+    );
+  });
+
+  test('a list one slice did not give is not removed, and a slice with an unusable key makes its list incomplete: refused', async () => {
+    const { fake, worker, from } = await tenant();
+    const source = nightly(dropOf([30, 31]));
+    const w = worker();
+    const generation = (slice: number) => ({ id: 'partial', slices: 2, slice });
+    // Slice 0 gives its accounts, one with no key, and no contacts.
+    const zero = sliceOf(source, 0, 2);
+    await w.sync.run(
+      { accounts: [...zero.accounts, { key: '', data: { name: 'No key' } }] },
+      {
+        removed: 'deactivate',
+        generation: generation(0),
+      },
+    );
+    const last = await w.sync.run(sliceOf(source, 1, 2), { removed: 'deactivate', generation: generation(1) });
+    expect(last).toMatchObject({
+      deactivated: 0,
+      generation: { state: 'completed' },
+      refusedRemovals: [{ type: 'accounts', wouldDeactivate: 2, reason: 'incomplete', unusableKeys: 1 }],
+    });
+    expect((await deactivations(fake, w.journal, from)).size).toBe(0);
+  });
+
+  test('a slice records the keys it read with one write a batch of its lists, not one a record', async () => {
+    const { fake, schema, worker, from } = await tenant();
+    const statements: string[] = [];
+    const journal = postgresJournal(countingPool(postgres.pool(), statements), { schema });
+    const crm = new CrmClient({ ...fake.credentials, baseUrl: fake.baseUrl, maxRetries: 0 });
+    const sync = new CrmSync(crm, { journal, settleMs: 0 });
+    // 100 accounts (one batch of 500) and 200 contacts (one batch), all unchanged.
+    const report = await sync.run(nightly(), {
+      removed: 'deactivate',
+      generation: { id: 'cheap', slices: 1, slice: 0 },
+    });
+    expect(report).toMatchObject({ unchanged: 3 * ACCOUNTS, generation: { state: 'completed' } });
+    expect(statements.filter((text) => text.includes('INSERT INTO') && text.includes('generation_keys'))).toHaveLength(
+      2,
+    );
+    expect((await deactivations(fake, worker().journal, from)).size).toBe(0);
   });
 
   test('a newer generation supersedes an open older one, and one older than its age expires: neither removes', async () => {
@@ -356,6 +431,7 @@ describe('a generation refused before anything is sent', () => {
     ['an empty id', { id: '', slices: 2, slice: 0 }, 'generation.id'],
     ['an id of 201 characters', { id: 'x'.repeat(201), slices: 2, slice: 0 }, 'generation.id'],
     ['an id that is not a string', { id: 7, slices: 2, slice: 0 }, 'generation.id'],
+    ['an id with a lone surrogate', { id: 'night\uD800', slices: 2, slice: 0 }, 'generation.id'],
     ['an unknown field', { id: 'g', slices: 2, slice: 0, slize: 1 }, 'generation.slize'],
     ['no object', 'g', 'generation'],
   ])('%s', async (_, generation, field) => {
@@ -387,10 +463,13 @@ describe('a generation refused before anything is sent', () => {
     expect(fake.requests.length).toBe(before);
   });
 
-  test('memoryJournal() refuses a generation with a CrmValidationError naming the journal that keeps them', async () => {
+  test.each([
+    ['memoryJournal()', () => memoryJournal()],
+    ['sqliteJournal()', () => sqliteJournal(join(mkdtempSync(join(tmpdir(), 'gen-')), 'sync.db'))],
+  ])('%s refuses a generation with a CrmValidationError naming the journal that keeps them', async (_, journal) => {
     const { fake, baseUrl } = await throughMsw();
     const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
-    const sync = new CrmSync(crm, { journal: memoryJournal() });
+    const sync = new CrmSync(crm, { journal: journal() });
     const run = sync.run(nightly(), { removed: 'deactivate', generation: { id: 'g', slices: 2, slice: 0 } });
     await expect(run).rejects.toMatchObject({
       name: 'CrmValidationError',
