@@ -148,13 +148,13 @@ const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
  * BEGIN, then the bounds of a transaction, from the lease, whatever the pool's sessions say: a
  * worker stalled inside one (SIGSTOP, a frozen VM, a debugger) holds its keys' advisory locks
  * with its transaction, past its lease, and the fleet stopped behind it until it woke (27 s with a
- * 2 s lease). Postgres ends a session idle in its transaction for half a lease (its locks go with
+ * 2 s lease). Postgres ends a session idle in its transaction for half a lease, 1 s at least (its locks go with
  * it: the keys are free within about one lease), and a wait for a lock gives up after a lease (by
  * then the stalled holder was ended; the wait is tried again). A live worker's transactions are a
  * few round trips, never idle that long. SET LOCAL: the session's own settings come back at its end.
  */
 const boundedBegin = (leaseMs: number): string =>
-  `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(500, Math.floor(leaseMs / 2))}; SET LOCAL lock_timeout = ${leaseMs}`;
+  `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1000, Math.floor(leaseMs / 2))}; SET LOCAL lock_timeout = ${leaseMs}`;
 
 class PostgresJournal implements SyncJournal {
   readonly #pool: PostgresPool;
