@@ -147,14 +147,18 @@ const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 /**
  * BEGIN, then the bounds of a transaction, from the lease, whatever the pool's sessions say: a
  * worker stalled inside one (SIGSTOP, a frozen VM, a debugger) holds its keys' advisory locks
- * with its transaction, past its lease, and the fleet stopped behind it until it woke (27 s with a
- * 2 s lease). Postgres ends a session idle in its transaction for half a lease, 1 s at least (its locks go with
- * it: the keys are free within about one lease), and a wait for a lock gives up after a lease (by
- * then the stalled holder was ended; the wait is tried again). A live worker's transactions are a
- * few round trips, never idle that long. SET LOCAL: the session's own settings come back at its end.
+ * with its transaction, past its lease, and the fleet stopped behind it until it woke (27 s with
+ * a 2 s lease). Postgres ends a session idle in its transaction for half a lease, 1 s at least
+ * (its locks go with it: the keys are free within about one lease), and a wait for a lock gives
+ * up as soon (the stalled holder is ended meanwhile, and the wait tried again), well before
+ * #connect gives up on an unanswered statement (a lease, 5 s at least) and fails the run. A live
+ * worker's transactions are a few round trips, never idle that long. SET LOCAL: the session's
+ * own settings come back at its end.
  */
-const boundedBegin = (leaseMs: number): string =>
-  `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1000, Math.floor(leaseMs / 2))}; SET LOCAL lock_timeout = ${leaseMs}`;
+const boundedBegin = (leaseMs: number): string => {
+  const half = Math.max(1000, Math.floor(leaseMs / 2));
+  return `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${half}; SET LOCAL lock_timeout = ${half}`;
+};
 
 class PostgresJournal implements SyncJournal {
   readonly #pool: PostgresPool;

@@ -106,7 +106,7 @@ describe('postgresJournal() claims', () => {
     expect(statements).toHaveLength(4);
     // The transaction's bounds from the lease (issue 48, 3) go in the same round trip.
     expect(statements[0]).toMatch(
-      /^BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL idle_in_transaction_session_timeout = 15000; SET LOCAL lock_timeout = 30000; SELECT .*pg_try_advisory_xact_lock/s,
+      /^BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL idle_in_transaction_session_timeout = 15000; SET LOCAL lock_timeout = 15000; SELECT .*pg_try_advisory_xact_lock/s,
     );
     expect(statements[3]).toBe('COMMIT');
     const intents = await a.get('acme', 'accounts', keys);
