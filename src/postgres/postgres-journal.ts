@@ -130,8 +130,12 @@ interface CommitRow {
   readonly runId: Buffer | null;
 }
 
-/** SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure): tried again. */
-const RETRY = new Set(['40P01', '40001']);
+/**
+ * SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure), or
+ * whose wait for a lock ran out (lock_timeout: a stalled holder's session is ended meanwhile):
+ * it changed nothing, and is tried again.
+ */
+const RETRY = new Set(['40P01', '40001', '55P03']);
 
 /**
  * Every transaction of the journal reads committed rows, whatever the role's or the session's
@@ -141,6 +145,22 @@ const RETRY = new Set(['40P01', '40001']);
  * claims of four workers overlapping on one source), and a run failed as a read was aborted too.
  */
 const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+
+/**
+ * BEGIN, then the bounds of a transaction, from the lease, whatever the pool's sessions say: a
+ * worker stalled inside one (SIGSTOP, a frozen VM, a debugger) holds its keys' advisory locks
+ * with its transaction, past its lease, and the fleet stopped behind it until it woke (27 s with
+ * a 2 s lease). Postgres ends a session idle in its transaction for half a lease, 1 s at least
+ * (its locks go with it: the keys are free within about one lease), and a wait for a lock gives
+ * up as soon (the stalled holder is ended meanwhile, and the wait tried again), well before
+ * #connect gives up on an unanswered statement (a lease, 5 s at least) and fails the run. A live
+ * worker's transactions are a few round trips, never idle that long. SET LOCAL: the session's
+ * own settings come back at its end.
+ */
+const boundedBegin = (leaseMs: number): string => {
+  const half = Math.max(1000, Math.floor(leaseMs / 2));
+  return `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${half}; SET LOCAL lock_timeout = ${half}`;
+};
 
 class PostgresJournal implements SyncJournal {
   readonly #pool: PostgresPool;
@@ -158,6 +178,8 @@ class PostgresJournal implements SyncJournal {
   /** The run locks this journal holds, by tenant: each given up (its session closed) when it closes. */
   readonly #locks = new Map<string, { readonly lose: (why: string) => void; readonly signal: AbortSignal }>();
   readonly #leaseMs: number;
+  /** BEGIN with the transaction's bounds from the lease (boundedBegin). */
+  readonly #begin: string;
   /** Commits waiting for the one in flight (#commitWaiting). */
   readonly #commits: { row: CommitRow; resolve: (mine: boolean) => void; reject: (error: unknown) => void }[] = [];
   #committing = false;
@@ -169,6 +191,7 @@ class PostgresJournal implements SyncJournal {
     // statements, on a busy machine too.
     this.#answerMs = Math.max(leaseMs, 5000);
     this.#leaseMs = leaseMs;
+    this.#begin = boundedBegin(leaseMs);
     this.#s = `"${schema}"`;
     this.claims = {
       leaseMs,
@@ -460,7 +483,7 @@ class PostgresJournal implements SyncJournal {
     // transactions, each claim waiting out the last). Never waiting, two claims never deadlock.
     // BEGIN and the locks in one round trip (a statement without parameters may be several): the
     // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
-    const begin = `${BEGIN}; SELECT pg_catalog.array_agg(x::text) FILTER (WHERE pg_catalog.pg_try_advisory_xact_lock(x)) AS mine,
+    const begin = `${this.#begin}; SELECT pg_catalog.array_agg(x::text) FILTER (WHERE pg_catalog.pg_try_advisory_xact_lock(x)) AS mine,
       (extract(epoch FROM pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint AS now
       FROM pg_catalog.unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
     const claims = await this.#transaction(
@@ -607,7 +630,7 @@ class PostgresJournal implements SyncJournal {
     const locks = new Set(
       rows.map(({ intent }) => lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key)),
     );
-    const begin = `${BEGIN}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
+    const begin = `${this.#begin}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
       FROM (SELECT x FROM pg_catalog.unnest('{${[...locks].join(',')}}'::bigint[]) AS x ORDER BY x) AS l`;
     const written = await this.#transaction(
       'written',
@@ -1000,7 +1023,7 @@ class PostgresJournal implements SyncJournal {
     begin = BEGIN,
     sessionLock?: string,
   ): Promise<T> {
-    return this.#retried(() => this.#once(doing, body, begin, sessionLock));
+    return this.#retried(() => this.#once(doing, body, begin === BEGIN ? this.#begin : begin, sessionLock));
   }
 
   /** Tries `attempt` again (up to 5 times in all) when Postgres aborted it to break a deadlock: it changed nothing. */

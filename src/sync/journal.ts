@@ -208,7 +208,9 @@ export interface SyncJournalInFlight {
 /**
  * Per-key claims of a shared journal (see {@link SyncJournal.claims}). A claim says which run
  * creates a key. It is a row inserted in the same transaction that writes the create's intent
- * (state `'sending'`), so that two runs cannot both hold one. It has:
+ * (state `'sending'`), so that two runs cannot both hold one; or, on a journal with
+ * {@link SyncJournalClaims.intend}, a row that only reserves the key, the intent written under
+ * its fence once the request has its turn. It has:
  * - a **lease**: it holds for `leaseMs` unless renewed; the journal renews the claims of a live
  *   process itself, so a lease ends only when its process died, stalled or lost the database;
  * - a **fencing number**, higher for each new claim of a key: the outcome of a create is

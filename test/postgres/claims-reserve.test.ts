@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { postgresJournal } from '../../src/postgres/postgres-journal';
 import type { SyncJournal, SyncJournalClaims } from '../../src/sync/journal';
@@ -31,6 +32,28 @@ const expire = (schema: string) =>
   postgres.pool().query(`UPDATE ${schema}.claims SET expires_at = clock_timestamp() - interval '1 second'`);
 
 const fenceOf = (claim: unknown) => (claim as { fence: number }).fence;
+
+/** The advisory lock number a claim of `key` takes (postgres-journal.ts, lockNumber). */
+const claimLock = (schema: string, key: string) =>
+  createHash('sha256')
+    .update(['crm_sync.claim', schema, 'acme', 'accounts', key].join('\u0000'))
+    .digest()
+    .readBigInt64BE(0)
+    .toString();
+
+/** A transaction of another session holding `key`'s claim lock, as a claim taking it over does, until `end()`. */
+async function holding(schema: string, key: string) {
+  const client = await postgres.pool().connect();
+  await client.query('BEGIN');
+  await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [claimLock(schema, key)]);
+  return {
+    query: (text: string, values: unknown[]) => client.query(text, values),
+    end: async () => {
+      await client.query('COMMIT');
+      client.release();
+    },
+  };
+}
 
 describe('postgresJournal() claims that reserve a key', () => {
   test('a reserved key is held from other runs but has no entry: nothing is in doubt or in flight', async () => {
@@ -110,6 +133,34 @@ describe('postgresJournal() claims that reserve a key', () => {
     expect((await b.pending('acme')).map((e) => e.key)).toEqual(['A1']);
     const [third] = await ca.claim('acme', 'run_c', [{ intent: sending('A1', 'run_c'), resend: true, reserve: true }]);
     expect(third).toMatchObject({ outcome: 'claimed' });
+  });
+
+  test("an intent waits for a takeover holding its key's lock, then finds its fence gone and writes nothing", async () => {
+    const { b, ca, schema } = await fleet();
+    const [won] = await ca.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false, reserve: true }]);
+    const takeover = await holding(schema, 'A1');
+    const intended = ca.intend('acme', [{ intent: sending('A1', 'run_a'), fence: fenceOf(won) }]);
+    await takeover.query(`UPDATE ${schema}.claims SET fence = fence + 1000, run_id = $1`, [Buffer.from('run_b')]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await takeover.end();
+    expect(await intended).toEqual([false]);
+    expect((await b.get('acme', 'accounts', ['A1'])).size).toBe(0);
+  });
+
+  test("an intent whose key's lock is held past its lock wait (a stalled holder) tries the wait again and is written once it is free", async () => {
+    const schema = `r_${Math.random().toString(36).slice(2)}`;
+    const a = postgresJournal(postgres.pool(), { schema, leaseMs: 2000 });
+    await a.open();
+    const ca = a.claims as Reserving;
+    const [won] = await ca.claim('acme', 'run_a', [{ intent: sending('A1', 'run_a'), resend: false, reserve: true }]);
+    const stalled = await holding(schema, 'A1');
+    const intended = ca.intend('acme', [{ intent: sending('A1', 'run_a'), fence: fenceOf(won) }]);
+    // Longer than the wait's bound (half the lease, 1 s): the first wait gives up, the next one is granted.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await stalled.end();
+    expect(await intended).toEqual([true]);
+    expect((await a.get('acme', 'accounts', ['A1'])).get('A1')).toMatchObject({ state: 'sending' });
+    a.close();
   });
 
   test('intents of many keys at the gate are written together, each against its own fence', async () => {

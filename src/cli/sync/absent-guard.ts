@@ -7,7 +7,7 @@
  */
 
 /** At most this many records of a type are settled absent without --force, whatever their share. */
-export const ABSENT_FEW = 10;
+const ABSENT_FEW = 10;
 
 /**
  * Why `--absent-if-missing` is refused, or `undefined` when it is not: more than {@link ABSENT_FEW}
