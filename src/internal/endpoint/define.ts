@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { PaginationSchema } from '../../schemas/pagination';
 import { parseContext } from './parse-context';
-import { PathId, pathFiller, pathIdsOf, placeholdersOf } from './path';
+import { PathId, pathFiller, placeholdersOf } from './path';
 
 type Schema = z.ZodMiniType;
 type SafeParseResult<T = unknown> = z.core.util.SafeParseResult<T>;
@@ -87,7 +87,7 @@ export function defineEndpoint<
   let envelope: Schema | undefined;
   const inputSchema = () =>
     (input ??= z.strictObject({ path, query: row.query ?? absent(), body: row.body ?? absent() }));
-  const parseParts = partsParser(ids, path, row.query, row.body);
+  const parseParts = partsParser(path, row.query, row.body);
   return {
     ...row,
     get input() {
@@ -118,10 +118,10 @@ const absent = () => z.optional(z.never());
  * (PERFORMANCE.md, "Input checked part by part"). Undefined when any part fails: the whole schema
  * then names every offending field at once. The resources build the wrapper, always of these three parts.
  */
-function partsParser(ids: readonly string[], path: Schema, query: Schema | undefined, body: Schema | undefined) {
+function partsParser(path: Schema, query: Schema | undefined, body: Schema | undefined) {
   return (value: unknown): SafeParseResult | undefined => {
     const parts = value as Record<'path' | 'query' | 'body', unknown>;
-    const p = pathPartOf(ids, path, parts.path);
+    const p = path.safeParse(parts.path);
     const q = partOf(query, parts.query);
     const b = partOf(body, parts.body);
     if (!p.success || !q?.success || !b?.success) return undefined;
@@ -132,13 +132,6 @@ function partsParser(ids: readonly string[], path: Schema, query: Schema | undef
 }
 
 const ABSENT = { success: true, data: undefined } as const;
-
-/** The path part: its ids checked by hand when they pass, by the schema when not (or none is due). */
-function pathPartOf(ids: readonly string[], schema: Schema, value: unknown): SafeParseResult {
-  if (ids.length === 0) return value === undefined ? ABSENT : schema.safeParse(value);
-  const data = pathIdsOf(ids, value);
-  return data ? { success: true, data } : schema.safeParse(value);
-}
 
 /** A part by its schema; an endpoint without one takes nothing there. */
 const partOf = (schema: Schema | undefined, value: unknown) =>

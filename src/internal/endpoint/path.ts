@@ -16,26 +16,6 @@ export const PathId = z.string().check(
 const PLACEHOLDER = /\{(\w+)\}/g;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/**
- * What `z.strictObject({ [id]: PathId, ... })` returns for a plain object of exactly these ids, each
- * a path id; undefined for anything else, which the schema then decides (and words the issues
- * of). A call's path is checked without zod's parse: PERFORMANCE.md, "Path ids checked by hand".
- */
-export function pathIdsOf(ids: readonly string[], value: unknown): Record<string, string> | undefined {
-  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return;
-  if (Object.keys(value).length !== ids.length) return;
-  const out: Record<string, string> = {};
-  for (const id of ids) {
-    if (!Object.hasOwn(value, id)) return;
-    // Read once, checked and copied: what a getter returns next is not what was checked.
-    const given = (value as Record<string, unknown>)[id];
-    if (typeof given !== 'string' || given === '' || given === '.' || given === '..' || LONE_SURROGATE.test(given))
-      return;
-    out[id] = given;
-  }
-  return out;
-}
-
 /** The names of a path template's placeholders: `a/{id}/b` -> `['id']`. */
 export const placeholdersOf = (template: string): string[] =>
   Array.from(template.matchAll(PLACEHOLDER), (m) => m[1] as string);
