@@ -141,7 +141,7 @@ describe('throttle: { mode: "auto", store: redisStore() }', () => {
     expect(refused / requests).toBeLessThan(0.2);
     expect(list.flatMap(warnings)).toEqual([]);
     // The pace went through Redis: the tenant's state is there, under the prefix.
-    expect(await (clients[0] as Redis).keys(`${prefix}*`)).toHaveLength(2);
+    expect(await (clients[0] as Redis).keys(`${prefix}*`)).toHaveLength(3);
   }, 60_000);
 
   test('a store of your own, made usable by sharedPaceStore(), paces the workers as one', async () => {

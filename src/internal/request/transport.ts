@@ -55,7 +55,7 @@ export class Transport {
     this.#origin = new URL(options.baseUrl).origin;
     this.#reporter = createReporter(options);
     this.#attempt = { options, reporter: this.#reporter };
-    this.#pacers = new Pacers(options.logger);
+    this.#pacers = new Pacers(options.logger, this.base);
     const max = options.maxConcurrency;
     this.#slots = max ? new Limiter(max, 'slot') : undefined;
     this.#lookups = max ? new KeyLookupPlaces(max) : undefined;

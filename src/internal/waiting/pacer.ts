@@ -474,9 +474,10 @@ function boundary(holds: (rate: number) => boolean): number {
 
 /**
  * The pacer of a key whose pace a store shares, made once per transport (its `waits` for a turn)
- * and key; `logger`: the client's, for the warning when the store fails.
+ * and key; `logger`: the client's, for the warning when the store fails; `base`: the transport's base
+ * URL, whose fingerprint goes with what the pacer learns (a rate of another server is not used).
  */
-export type SharedPacerFactory = (waits: Waits, key: string, logger: CrmLogger | undefined) => KeyPacer;
+export type SharedPacerFactory = (waits: Waits, key: string, logger: CrmLogger | undefined, base?: string) => KeyPacer;
 
 /**
  * Where a store made by `crm-integration-sdk/redis` (`redisStore()`, `memoryStore()`,
@@ -494,15 +495,18 @@ export class Pacers {
   readonly #byCredential = new Map<string, Pacer>();
   readonly #waits = new Waits('pace');
   readonly #logger: CrmLogger | undefined;
+  readonly #base: string;
 
-  /** `logger`: the client's, told when a shared store fails. */
-  constructor(logger: CrmLogger | undefined) {
+  /** `logger`: the client's, told when a shared store fails; `base`: the transport's base URL. */
+  constructor(logger: CrmLogger | undefined, base = '') {
     this.#logger = logger;
+    this.#base = base;
   }
 
   /** The pacer of a credential (its key, or its token): in this process (`true`), or shared through `store`, which keeps its own. */
   of(credential: string, store: object | true): KeyPacer {
-    if (store !== true) return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger);
+    if (store !== true)
+      return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger, this.#base);
     let pacer = this.#byCredential.get(credential);
     if (!pacer) {
       if (this.#byCredential.size >= PACERS_KEPT) {
