@@ -1,4 +1,5 @@
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
+import { rememberedForm } from '../internal/waiting/pacer';
 
 /** How late a reservation may take the time it missed, at once (timers fire late on a busy machine). */
 export const CATCH_UP_MS = 50;
@@ -13,9 +14,9 @@ const SWEEP_MS = 60_000;
  * job (or a weekly one) starts at the rate the last one learned, not cold (issue 48: a cold start
  * paid the ramp and a pause of a second, the whole gap between 1.12x and 1.14x of an 11 s job).
  */
-export const REMEMBER_MS = 7 * 24 * 3_600_000;
+const REMEMBER_MS = 7 * 24 * 3_600_000;
 /** The longest `rememberMs` accepted: a year. */
-export const REMEMBER_MOST_MS = 365 * 24 * 3_600_000;
+const REMEMBER_MOST_MS = 365 * 24 * 3_600_000;
 
 /** `rememberMs` as given to a store, checked (`where`: the store's function, for the message). */
 export function rememberMsOf(value: unknown, where: string): number {
@@ -154,9 +155,11 @@ export class MemoryStore implements PaceStore {
     if (phase !== state.phase) return;
     // Each phase ended with one refusal: those of this state, after those the remembered rate took.
     state.learned = { ...learned, at: now, refusals: state.refusals + phase };
-    if (learned.rate !== undefined && this.#rememberMs > 0)
+    const { rate } = learned;
+    // Remembered in the form a next job starts from (rememberedForm()).
+    if (rate !== undefined && this.#rememberMs > 0)
       this.#remembered.set(key, {
-        learned: { ...state.learned, refusals: state.refusals + phase },
+        learned: rememberedForm({ ...state.learned, rate, refusals: state.refusals + phase }),
         until: now + this.#rememberMs,
       });
   }

@@ -7,8 +7,8 @@
  * remembered past the schedule (learned, learnedAt, refusals), kept `remember` ms after the key's
  * last use. ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); ARGV[3]: how long its
  * rate is remembered (ms, 0: not past the schedule); then the step's arguments (reserve: count,
- * intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned, 1 when it holds a
- * rate). Every write sets the keys' TTL: nothing outlives its disuse, and a worker that dies holds
+ * intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned, the JSON remembered
+ * past the schedule, empty when it holds no rate). Every write sets the keys' TTL: nothing outlives its disuse, and a worker that dies holds
  * nothing. Times go out as strings: a Lua number in a reply is cut to an integer.
  */
 export const PACE_SCRIPT = `
@@ -60,8 +60,8 @@ end
 if step == 'learn' then
   local refusals = (tonumber(redis.call('HGET', s, 'base')) or 0) + phase
   redis.call('HSET', s, 'learned', ARGV[5], 'learnedAt', ms(now), 'refusals', refusals)
-  if ARGV[6] == '1' and remember > 0 then
-    redis.call('HSET', kept, 'learned', ARGV[5], 'learnedAt', ms(now), 'refusals', refusals)
+  if ARGV[6] ~= '' and remember > 0 then
+    redis.call('HSET', kept, 'learned', ARGV[6], 'learnedAt', ms(now), 'refusals', refusals)
     redis.call('PEXPIRE', kept, remember)
   end
   expire(tonumber(redis.call('HGET', s, 'next')) or now)

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
-import { QUIET_TIMES, RATES } from '../internal/waiting/pacer';
+import { QUIET_TIMES, RATES, rememberedForm } from '../internal/waiting/pacer';
 import { rememberMsOf } from './memory-store';
 import { PACE_SCRIPT } from './pace-script';
 import { sharedPaceStore } from './shared';
@@ -118,7 +118,10 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
       return reservationsOf(await run(key, 'refuse', phase, turn, pauseMs));
     },
     async learn(key, phase, learned) {
-      await run(key, 'learn', phase, JSON.stringify(learned), learned?.rate === undefined ? 0 : 1);
+      // Remembered past the schedule in the form a next job starts from (rememberedForm()).
+      const rate = learned?.rate;
+      const kept = rate === undefined ? '' : JSON.stringify(rememberedForm({ ...learned, rate }));
+      await run(key, 'learn', phase, JSON.stringify(learned), kept);
     },
   });
 }

@@ -16,6 +16,7 @@ export type {
   SyncJournalLock,
   SyncJournalLockHolder,
   SyncJournalLockOptions,
+  SyncJournalPace,
   SyncJournalRun,
   SyncJournalState,
   SyncJournalTakeover,

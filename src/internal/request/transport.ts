@@ -13,6 +13,7 @@ import { type CallTrace, trace } from '../tracing/trace';
 import { checkEnvelope } from '../validate/envelope';
 import { KeyLookupPlaces, lookUpKey } from '../waiting/key-lookup';
 import { Limiter } from '../waiting/limiter';
+import type { PaceMemory } from '../waiting/pace-memory';
 import { Pacers } from '../waiting/pacer';
 import { Waits } from '../waiting/wait';
 import { type AttemptContext, attempt, type Exchange, type Paced, type Target } from './attempt';
@@ -59,6 +60,11 @@ export class Transport {
     const max = options.maxConcurrency;
     this.#slots = max ? new Limiter(max, 'slot') : undefined;
     this.#lookups = max ? new KeyLookupPlaces(max) : undefined;
+  }
+
+  /** What `CrmSync` reads and seeds of its pacers' rates between runs. */
+  get paceMemory(): PaceMemory {
+    return this.#pacers;
   }
 
   /** A prepared call's data, or a `CrmError`; what the call learns goes into `state`. */
