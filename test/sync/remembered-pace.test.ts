@@ -143,6 +143,37 @@ describe('a pace remembered in the sync journal', () => {
     120_000,
   );
 
+  test('a journal whose paces fail to read or to keep (or answer garbage) costs the run nothing: it starts cold and ends as usual', async () => {
+    const { fake, baseUrl } = await fakeAt(200, 20);
+    const inner = memoryJournal();
+    /** `inner`, its paces replaced by `paces`. */
+    const over = (paces: Pick<SyncJournal, 'paces' | 'keepPace'>): SyncJournal =>
+      new Proxy(inner, {
+        get: (target, name) => {
+          if (name === 'paces' || name === 'keepPace') return paces[name];
+          const value = Reflect.get(target, name);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    const failing = over({
+      paces: () => Promise.reject(new Error('paces table gone')),
+      keepPace: () => {
+        throw new Error('disk full');
+      },
+    });
+    const garbage = over({
+      paces: () => [null, 'x', { key: keyFingerprint(KEY), baseUrl, rate: '200' }] as never,
+      keepPace: () => {},
+    });
+
+    const first = await night(fake, baseUrl, failing, 0, 200);
+    const second = await night(fake, baseUrl, garbage, 200, 200);
+
+    expect(first.created).toBe(200);
+    expect(second.created).toBe(200);
+    expect(second.refused).toBeGreaterThan(0);
+  }, 120_000);
+
   test('a limit lowered to 100/s since the remembered pace costs the run a refusal, and the pace then keeps to it', async () => {
     const { fake, baseUrl } = await fakeAt(100, 10);
     const journal = memoryJournal();
