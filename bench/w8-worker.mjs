@@ -1,6 +1,7 @@
 // One worker process of W8 (bench/w8.mjs): its slice of W7a's source, synced by CrmSync paced
-// through Redis, on the shared Postgres journal or on a journal of its own in memory. Over IPC:
-//   { type: 'setup', url, tenant, groups, redisPort, prefix, journal, pg, schema, cold } -> { type: 'ready' }
+// through Redis, on the shared Postgres journal, or on a journal of its own in memory or in SQLite
+// (one process given the whole job). Over IPC:
+//   { type: 'setup', url, tenant, groups, sizes, redisPort, prefix, journal, sqlitePath, pg, schema, cold } -> { type: 'ready' }
 //   { type: 'go', at }  (epoch ms, the same for every worker) -> { type: 'done', report, endedAt }
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
@@ -8,7 +9,7 @@ import pg from 'pg';
 import { CrmClient } from '../dist/index.js';
 import { postgresJournal } from '../dist/postgres.js';
 import { redisStore } from '../dist/redis.js';
-import { CrmSync, memoryJournal } from '../dist/sync.js';
+import { CrmSync, memoryJournal, sqliteJournal } from '../dist/sync.js';
 import { sliceOf } from './w8.mjs';
 
 /**
@@ -78,9 +79,10 @@ process.on('message', async (message) => {
       tenantId: tenant.id,
       throttle: { mode: 'auto', store: redisStore(redis, { prefix }) },
     });
-    const sync = new CrmSync(crm, { journal: pool ? postgresJournal(pool, { schema }) : memoryJournal() });
+    const own = journal === 'sqlite' ? sqliteJournal(message.sqlitePath) : memoryJournal();
+    const sync = new CrmSync(crm, { journal: pool ? postgresJournal(pool, { schema }) : own });
     if (!message.cold) await warmUp(message, redis, pool);
-    run = () => sync.run(sliceOf(groups));
+    run = () => sync.run(sliceOf(groups, message.sizes));
     close = async () => {
       redis.disconnect();
       await pool?.end();

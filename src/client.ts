@@ -4,6 +4,7 @@ import { passesGates } from './internal/call/unsent';
 import { Scope } from './internal/request/scope';
 import { checkTenant, resolveOptions, withDefaults } from './internal/request/settings';
 import { Transport } from './internal/request/transport';
+import { PACE_MEMORY, type PaceMemory } from './internal/waiting/pace-memory';
 import type { ClientDefaults, ClientOptions, RequestOptions, TenantOptions } from './options';
 import { Accounts } from './resources/accounts';
 import { Activities } from './resources/activities';
@@ -134,6 +135,14 @@ export class CrmClient {
 
   #derive(change: Parameters<Scope['derive']>[0]): CrmClient {
     return new CrmClient({ [DERIVED]: this.#scope.derive(change) } as ClientOptions);
+  }
+
+  /** @internal What `CrmSync` reads and seeds of the pace between runs (src/internal/waiting/pace-memory.ts). */
+  [PACE_MEMORY](): PaceMemory {
+    const { transport, apiKey } = this.#scope;
+    // The pacers of this client's own key only, where it has one: a transport shared by derived
+    // clients paces other tenants' keys too, and a tenant's journal keeps nothing of another's.
+    return typeof apiKey === 'string' ? transport.paceMemory.narrowed(apiKey) : transport.paceMemory;
   }
 
   /** Shows the base URL and tenant, never a credential. */

@@ -9,10 +9,12 @@
  * clock is never compared with it. The pace itself is worked out by the caller and passed in.
  *
  * A method may throw, reject or answer late: the SDK then paces the key in its process alone for
- * a while, warns once, and tries the store again later. Nothing kept may outlive a few minutes of
- * disuse (no lock, no slot: a process that dies holds nothing). `key` is the tenant's API key, or
- * the admin token: a store that keeps it outside the process must keep a keyed hash of it, never
- * the key itself.
+ * a while, warns once, and tries the store again later. The schedule may not outlive a few minutes
+ * of disuse (no lock, no slot: a process that dies holds nothing); what was learned of a rate (one
+ * that has a `rate`) is worth keeping longer, so that a tenant's next job, a night later, starts
+ * at it (the SDK's stores keep it 7 days after the key's last use: `rememberMs`). `key` is the
+ * tenant's API key, or the admin token: a store that keeps it outside the process must keep a
+ * keyed hash of it, never the key itself, so that a rotated key starts cold.
  */
 export interface PaceStore {
   /**
@@ -56,8 +58,12 @@ export interface PaceLease {
   readonly now: number;
   /** When the phase's first turn went, on the store's clock. */
   readonly startedAt: number;
-  /** What was last learned, and when (the store's clock); undefined until something is. */
-  readonly learned: (PaceLearned & { readonly at: number }) | undefined;
+  /**
+   * What was last learned, when (the store's clock), and, where the store counts them, how many
+   * refusals it took (every phase the key's knowledge rests on, from the first job that learned
+   * it); undefined until something is.
+   */
+  readonly learned: (PaceLearned & { readonly at: number; readonly refusals?: number | undefined }) | undefined;
 }
 
 /** One reservation of a phase: turns `turn` to `turn + count - 1`, from `at` (the store's clock), `intervalMs` apart. */
@@ -86,4 +92,10 @@ export interface PaceLearned {
    * requests into a phase paced at a known rate), 30 s otherwise.
    */
   readonly quietMs?: number | undefined;
+  /**
+   * A fingerprint of the base URL the rate was learned from (set by the SDK): a pacer of another
+   * base URL leaves it unused, since another server limits the key otherwise. A store keeps it as
+   * it is given.
+   */
+  readonly base?: string | undefined;
 }

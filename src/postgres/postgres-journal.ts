@@ -11,6 +11,7 @@ import type {
   SyncJournalInFlight,
   SyncJournalLock,
   SyncJournalLockOptions,
+  SyncJournalPace,
   SyncJournalRun,
   SyncJournalState,
   SyncJournalTakeover,
@@ -19,6 +20,7 @@ import type {
 import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
 import { postgresGenerations } from './generations';
+import { readPaces, writePace } from './pace-table';
 import type { PostgresPool, PostgresPoolClient } from './pool';
 import { generationsSql, runsSql, schemaSql } from './schema';
 
@@ -838,6 +840,15 @@ class PostgresJournal implements SyncJournal {
       [],
     )) as { tenant: Buffer }[];
     return rows.map((row) => row.tenant.toString('utf8'));
+  }
+
+  // The paces remembered between runs: src/postgres/pace-table.ts.
+  paces(tenant: string): Promise<readonly SyncJournalPace[]> {
+    return readPaces((doing, text, values) => this.#query(doing, text, values), this.#s, tenant);
+  }
+
+  keepPace(tenant: string, pace: SyncJournalPace): Promise<void> {
+    return writePace((doing, text, values) => this.#query(doing, text, values), this.#s, tenant, pace);
   }
 
   async addRun(tenant: string, run: SyncJournalRun): Promise<void> {

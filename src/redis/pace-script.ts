@@ -1,18 +1,21 @@
 /**
  * The steps of a `PaceStore` on a key's state in Redis, each atomic (one script run), on the
  * server's clock (`TIME`, so that the workers' clocks do not matter): the same steps as
- * memory-store.ts. KEYS[1]: the key's hash (phase, turn, next, startedAt, learned, learnedAt);
- * KEYS[2]: the list of the phase's reservations, `turn,count,at,intervalMs`, the first 500.
- * ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); then the step's arguments
- * (reserve: count, intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned).
- * Every write sets both keys' TTL: nothing outlives its disuse, and a worker that dies holds
+ * memory-store.ts. KEYS[1]: the key's hash (phase, turn, next, startedAt, learned, learnedAt,
+ * base: the refusals the remembered rate had taken when the hash was made); KEYS[2]: the list of
+ * the phase's reservations, `turn,count,at,intervalMs`, the first 500; KEYS[3]: the rate
+ * remembered past the schedule (learned, learnedAt, refusals), kept `remember` ms after the key's
+ * last use. ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); ARGV[3]: how long its
+ * rate is remembered (ms, 0: not past the schedule); then the step's arguments (reserve: count,
+ * intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned, the JSON remembered
+ * past the schedule, empty when it holds no rate). Every write sets the keys' TTL: nothing outlives its disuse, and a worker that dies holds
  * nothing. Times go out as strings: a Lua number in a reply is cut to an integer.
  */
 export const PACE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local s, log = KEYS[1], KEYS[2]
-local step, keep = ARGV[1], tonumber(ARGV[2])
+local s, log, kept = KEYS[1], KEYS[2], KEYS[3]
+local step, keep, remember = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local phase = tonumber(redis.call('HGET', s, 'phase')) or 0
 local function ms(x) return string.format('%.3f', x) end
 local function expire(next)
@@ -21,7 +24,14 @@ local function expire(next)
   redis.call('PEXPIRE', log, ttl)
 end
 if step == 'reserve' then
-  local count, interval = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local count, interval = tonumber(ARGV[4]), tonumber(ARGV[5])
+  if redis.call('EXISTS', s) == 0 and redis.call('EXISTS', kept) == 1 then
+    local was = redis.call('HMGET', kept, 'learned', 'learnedAt', 'refusals')
+    if was[1] and was[2] then
+      redis.call('HSET', s, 'learned', was[1], 'learnedAt', was[2], 'refusals', was[3] or '0', 'base', was[3] or '0')
+    end
+  end
+  if remember > 0 then redis.call('PEXPIRE', kept, remember) end
   local next = tonumber(redis.call('HGET', s, 'next')) or 0
   local turn = tonumber(redis.call('HGET', s, 'turn')) or 0
   local at = next
@@ -35,19 +45,25 @@ if step == 'reserve' then
   redis.call('HSET', s, 'phase', phase, 'turn', turn + count, 'next', ms(next), 'startedAt', ms(started))
   expire(next)
   return { tostring(phase), tostring(turn), ms(math.max(0, at - now)), ms(now), ms(started),
-    redis.call('HGET', s, 'learned') or '', redis.call('HGET', s, 'learnedAt') or '' }
+    redis.call('HGET', s, 'learned') or '', redis.call('HGET', s, 'learnedAt') or '',
+    redis.call('HGET', s, 'refusals') or '' }
 end
-if tonumber(ARGV[3]) ~= phase then return false end
+if tonumber(ARGV[4]) ~= phase then return false end
 if step == 'refuse' then
   local entries = redis.call('LRANGE', log, 0, -1)
   redis.call('DEL', log)
-  local next = now + tonumber(ARGV[5])
+  local next = now + tonumber(ARGV[6])
   redis.call('HSET', s, 'phase', phase + 1, 'turn', 0, 'next', ms(next))
   expire(next)
   return entries
 end
 if step == 'learn' then
-  redis.call('HSET', s, 'learned', ARGV[4], 'learnedAt', ms(now))
+  local refusals = (tonumber(redis.call('HGET', s, 'base')) or 0) + phase
+  redis.call('HSET', s, 'learned', ARGV[5], 'learnedAt', ms(now), 'refusals', refusals)
+  if ARGV[6] ~= '' and remember > 0 then
+    redis.call('HSET', kept, 'learned', ARGV[6], 'learnedAt', ms(now), 'refusals', refusals)
+    redis.call('PEXPIRE', kept, remember)
+  end
   expire(tonumber(redis.call('HGET', s, 'next')) or now)
   return 1
 end

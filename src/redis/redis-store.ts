@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
-import { QUIET_TIMES, RATES } from '../internal/waiting/pacer';
+import { QUIET_TIMES, RATES, rememberedForm } from '../internal/waiting/pacer';
+import { rememberMsOf } from './memory-store';
 import { PACE_SCRIPT } from './pace-script';
 import { sharedPaceStore } from './shared';
 
@@ -31,9 +32,20 @@ export interface RedisStoreOptions {
    * from anyone who reads Redis.
    */
   secret?: string | undefined;
+  /**
+   * How long (ms) a key's rate, once learned, stays in Redis after the key's last use, so that the
+   * tenant's next job (a night later, in new processes) starts at it rather than cold: a whole
+   * number from 0 (forgotten with the schedule, 15 minutes after the last use) to a year. Default:
+   * 7 days. What is kept is the rate, when it was learned, the refusals it took and a fingerprint
+   * of the base URL, under the keyed hash of the API key (a rotated key starts cold). A starting
+   * point, not a ceiling: the first refusal corrects it, and the pace climbs past it after a quiet time.
+   */
+  rememberMs?: number | undefined;
 }
 
 const PREFIX = /^[\w:.-]{1,100}$/;
+/** A base URL's fingerprint, as the SDK writes it (shared-pacer.ts). */
+const FINGERPRINT = /^[0-9a-f]{1,64}$/;
 /** How long a key nobody uses is kept in Redis: a learned rate is worth keeping a while. */
 const KEEP_MS = 15 * 60_000;
 const SHA = createHash('sha1').update(PACE_SCRIPT).digest('hex');
@@ -43,7 +55,8 @@ const SHA = createHash('sha1').update(PACE_SCRIPT).digest('hex');
  * clients use a store over the same Redis and prefix paces each key as one (README.md, "Bulk
  * work and rate limits"). Each step is one script run (EVALSHA), atomic on the server, on the
  * server's clock; a worker asks once for a few turns. A key is kept in Redis as a keyed hash
- * of it, never as it is, and every Redis key written expires after 15 minutes unused.
+ * of it, never as it is; the schedule's Redis keys expire after 15 minutes unused, what was learned
+ * of the rate after `rememberMs` (7 days), so that the tenant's next job starts at it.
  *
  * When Redis fails or answers late (100 ms), the calls go on, each key paced in its process
  * alone, with one warning in the client's log; the store is tried again every 5 s.
@@ -62,6 +75,7 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
     throw new TypeError('redisStore(client): client must be an ioredis (or iovalkey) client');
   }
   const { prefix = 'crm-pace:', secret } = options ?? {};
+  const rememberMs = rememberMsOf(options?.rememberMs, 'redisStore()');
   if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
     throw new TypeError('redisStore(): prefix must be 1 to 100 letters, digits or :_.- characters');
   }
@@ -69,8 +83,8 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
     throw new TypeError('redisStore(): secret must be a non-empty string');
   }
   const hashes = new Map<string, string>();
-  /** The key's two Redis keys, one hash tag (one cluster slot), named by a keyed hash of it. */
-  const keysOf = (key: string): [string, string] => {
+  /** The key's three Redis keys, one hash tag (one cluster slot), named by a keyed hash of it. */
+  const keysOf = (key: string): [string, string, string] => {
     let hash = hashes.get(key);
     if (hash === undefined) {
       hash = createHmac('sha256', secret ?? `crm-integration-sdk pace ${prefix}`)
@@ -79,7 +93,7 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
       if (hashes.size >= 1000) hashes.clear();
       hashes.set(key, hash);
     }
-    return [`${prefix}{${hash}}:state`, `${prefix}{${hash}}:turns`];
+    return [`${prefix}{${hash}}:state`, `${prefix}{${hash}}:turns`, `${prefix}{${hash}}:learned`];
   };
   const run = async (key: string, step: string, ...args: (string | number)[]): Promise<unknown> => {
     // Closed for good, or between connections: an answer now would only queue up.
@@ -88,12 +102,12 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
     }
     const keys = keysOf(key);
     try {
-      return await client.evalsha(SHA, 2, ...keys, step, KEEP_MS, ...args);
+      return await client.evalsha(SHA, 3, ...keys, step, KEEP_MS, rememberMs, ...args);
     } catch (error) {
       // Not loaded yet (or flushed, or another server after a failover): loaded, and run again.
       if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
       await client.script('LOAD', PACE_SCRIPT);
-      return await client.evalsha(SHA, 2, ...keys, step, KEEP_MS, ...args);
+      return await client.evalsha(SHA, 3, ...keys, step, KEEP_MS, rememberMs, ...args);
     }
   };
   return sharedPaceStore({
@@ -104,7 +118,10 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
       return reservationsOf(await run(key, 'refuse', phase, turn, pauseMs));
     },
     async learn(key, phase, learned) {
-      await run(key, 'learn', phase, JSON.stringify(learned));
+      // Remembered past the schedule in the form a next job starts from (rememberedForm()).
+      const rate = learned?.rate;
+      const kept = rate === undefined ? '' : JSON.stringify(rememberedForm({ ...learned, rate }));
+      await run(key, 'learn', phase, JSON.stringify(learned), kept);
     },
   });
 }
@@ -118,10 +135,10 @@ function numberOf(value: unknown, whole = false): number {
   return number;
 }
 
-/** The lease in the script's answer: [phase, turn, delayMs, now, startedAt, learned, learnedAt]. */
+/** The lease in the script's answer: [phase, turn, delayMs, now, startedAt, learned, learnedAt, refusals]. */
 function leaseOf(reply: unknown): PaceLease {
-  if (!Array.isArray(reply) || reply.length !== 7) throw new TypeError('Redis answered the pace script with no lease');
-  const [phase, turn, delayMs, now, startedAt, learned, learnedAt] = reply as unknown[];
+  if (!Array.isArray(reply) || reply.length !== 8) throw new TypeError('Redis answered the pace script with no lease');
+  const [phase, turn, delayMs, now, startedAt, learned, learnedAt, refusals] = reply as unknown[];
   return {
     phase: numberOf(phase, true),
     turn: numberOf(turn, true),
@@ -130,7 +147,13 @@ function leaseOf(reply: unknown): PaceLease {
     delayMs: checked(numberOf(delayMs), 2_147_483_647),
     now: numberOf(now),
     startedAt: numberOf(startedAt),
-    learned: learned === '' ? undefined : learnedOf(learned, numberOf(learnedAt)),
+    learned:
+      learned === ''
+        ? undefined
+        : {
+            ...learnedOf(learned, numberOf(learnedAt)),
+            refusals: refusals === '' ? undefined : numberOf(refusals, true),
+          },
   };
 }
 
@@ -146,6 +169,13 @@ function checked(value: number, most: number): number {
  * wrong answer of the store, refused.
  */
 function learnedOf(text: unknown, at: number): PaceLearned & { at: number } {
+  const base = (value: unknown) => {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string' || !FINGERPRINT.test(value)) {
+      throw new TypeError('Redis answered the pace script with a learned base no SDK wrote');
+    }
+    return value;
+  };
   let parsed: unknown;
   try {
     parsed = JSON.parse(String(text));
@@ -166,6 +196,7 @@ function learnedOf(text: unknown, at: number): PaceLearned & { at: number } {
     ceiling: field('ceiling', RATES),
     ramp: field('ramp', RATES),
     quietMs: field('quietMs', QUIET_TIMES),
+    base: base((parsed as Record<string, unknown>).base),
     at,
   };
 }

@@ -21,6 +21,7 @@ import {
 } from '../internal/waiting/pacer';
 import { Queue } from '../internal/waiting/queue';
 import type { Waiting, Waits } from '../internal/waiting/wait';
+import { baseFingerprint } from './fingerprint';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
 
 /**
@@ -119,6 +120,8 @@ const isIn = (ticket: Ticket, last: PhaseOf | undefined): boolean =>
 /** The pace of one credential's calls, shared through a store. */
 export class SharedPacer implements KeyPacer {
   readonly #key: string;
+  /** The fingerprint of the base URL: what was learned from another is left unused. */
+  readonly #base: string | undefined;
   readonly #shared: PaceStore;
   /** The store of `'auto'`, and the one a shared store falls back on. */
   readonly #local = new MemoryStore();
@@ -180,11 +183,19 @@ export class SharedPacer implements KeyPacer {
   /**
    * `waits`: the transport's waits for a turn at a pace, shared by its pacers; `shared`: the store
    * of `throttle: { mode: 'auto', store }`; `logger`: the client's; `outage`: the store's state of
-   * failure, shared by its pacers.
+   * failure, shared by its pacers; `base`: the transport's base URL.
    */
-  constructor(waits: Waits, key: string, shared: PaceStore, logger: CrmLogger | undefined, outage: { down: boolean }) {
+  constructor(
+    waits: Waits,
+    key: string,
+    shared: PaceStore,
+    logger: CrmLogger | undefined,
+    outage: { down: boolean },
+    base = '',
+  ) {
     this.#waits = waits;
     this.#key = key;
+    this.#base = baseFingerprint(base);
     this.#shared = shared;
     this.#logger = logger;
     this.#outage = outage;
@@ -433,7 +444,9 @@ export class SharedPacer implements KeyPacer {
     this.#offset = lease.now - now;
     // What this pacer learned itself may be newer than what the store answers (its learn() on the way).
     const known = store === this.#store ? this.#learned : undefined;
-    this.#learned = !lease.learned || (known && known.at > lease.learned.at) ? known : lease.learned;
+    // A rate learned from another server (another base URL, the same key) says nothing of this one's.
+    const told = lease.learned?.base === undefined || lease.learned.base === this.#base ? lease.learned : undefined;
+    this.#learned = !told || (known && known.at > told.at) ? known : told;
     // The turns the others took between this process's last two leases: as many again since, likely.
     const same = store === this.#store && lease.phase === this.#phase;
     this.#othersTook = same ? Math.max(0, lease.turn - this.#known) : 0;
@@ -536,7 +549,8 @@ export class SharedPacer implements KeyPacer {
   }
 
   /** What was learned of a phase that ended, told to its store (where it replaces what it knew). */
-  #tell({ store, phase }: Ended, learned: PaceLearned): void {
+  #tell({ store, phase }: Ended, found: PaceLearned): void {
+    const learned = this.#base === undefined ? found : { ...found, base: this.#base };
     if (store === this.#local) this.#local.learn(this.#key, phase + 1, learned);
     else
       this.#ask(
@@ -720,7 +734,14 @@ function checkedLease(lease: PaceLease, longestMs: number): PaceLease {
   }
   const { learned } = lease;
   if (learned === undefined) return lease;
-  if (typeof learned !== 'object' || learned === null || !finite(learned.at) || learned.at > lease.now + SKEW_MS) {
+  if (
+    typeof learned !== 'object' ||
+    learned === null ||
+    !finite(learned.at) ||
+    learned.at > lease.now + SKEW_MS ||
+    (learned.base !== undefined && typeof learned.base !== 'string') ||
+    (learned.refusals !== undefined && !whole(learned.refusals))
+  ) {
     throw new TypeError('The pace store answered reserve() with something else than what was learned');
   }
   const within = (name: keyof PaceLearned, { least, most }: { least: number; most: number }) => {
@@ -738,6 +759,8 @@ function checkedLease(lease: PaceLease, longestMs: number): PaceLease {
       ceiling: within('ceiling', RATES),
       ramp: within('ramp', RATES),
       quietMs: within('quietMs', QUIET_TIMES),
+      base: learned.base,
+      refusals: learned.refusals,
       at: learned.at,
     },
   };

@@ -21,14 +21,14 @@ export function sharedPaceStore<S extends PaceStore>(store: S): S {
   const outage = { down: false };
   // One pacer per transport (its waits) and key, as the main entry keeps its own.
   const pacers = new WeakMap<object, Map<string, SharedPacer>>();
-  const factory: SharedPacerFactory = (waits, key, logger) => {
+  const factory: SharedPacerFactory = (waits, key, logger, base = '') => {
     const ofTransport = pacers.get(waits) ?? new Map<string, SharedPacer>();
     pacers.set(waits, ofTransport);
     let pacer = ofTransport.get(key);
     if (!pacer) {
       if (ofTransport.size >= PACERS_KEPT)
         for (const [each, old] of ofTransport) if (old.idle()) ofTransport.delete(each);
-      pacer = new SharedPacer(waits, key, store, logger, outage);
+      pacer = new SharedPacer(waits, key, store, logger, outage, base);
       ofTransport.set(key, pacer);
     }
     return pacer;

@@ -7,6 +7,7 @@ import { RunRecorder, readHistory } from './history';
 import type { SyncJournal, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { SYNC_TYPES } from './kinds';
+import { REMEMBER_PACE_MS, recallPace } from './remembered-pace';
 import { isMaxRemoved } from './remove';
 import {
   adoptionProblem,
@@ -35,6 +36,17 @@ export interface CrmSyncOptions {
    * it left in doubt, so that a create the server was still doing can be found. Default 2,000.
    */
   readonly settleMs?: number | undefined;
+  /**
+   * How long (ms) the journal remembers the rate `throttle: 'auto'` learned for the tenant's key,
+   * after the run that last used it: the next run (a night later, in a new process) starts at
+   * it rather than cold. For a client that paces alone (a store remembers the pace itself:
+   * `redisStore()`'s `rememberMs`), with a journal that keeps paces (the SDK's do). The rate is
+   * kept per key fingerprint (never the key) and base URL: a rotated key, or another base URL,
+   * starts cold. A starting point, not a ceiling: the first refusal corrects it, and the pace
+   * climbs past it after a quiet time. A whole number from 0 (nothing remembered) to a year.
+   * Default: 7 days.
+   */
+  readonly rememberPaceMs?: number | undefined;
 }
 
 /** Options of `sync.resolve()`. */
@@ -112,6 +124,7 @@ export class CrmSync {
   readonly #journal: SyncJournal;
   readonly #tenant: string;
   readonly #settleMs: number;
+  readonly #rememberPaceMs: number;
 
   /**
    * @param crm - The client to send through, with its tenant, pace (`throttle`) and retries.
@@ -130,10 +143,15 @@ export class CrmSync {
     if (!(Number.isFinite(settleMs) && settleMs >= 0 && settleMs <= 600_000)) {
       rejectInput('settleMs', 'Milliseconds from 0 to 600,000');
     }
+    const rememberPaceMs = options.rememberPaceMs ?? REMEMBER_PACE_MS;
+    if (!(Number.isSafeInteger(rememberPaceMs) && rememberPaceMs >= 0 && rememberPaceMs <= 365 * 24 * 3_600_000)) {
+      rejectInput('rememberPaceMs', 'Milliseconds, a whole number from 0 to a year');
+    }
     this.#crm = crm;
     this.#journal = journal;
     this.#tenant = crm.tenantId;
     this.#settleMs = settleMs;
+    this.#rememberPaceMs = rememberPaceMs;
   }
 
   /**
@@ -190,9 +208,12 @@ export class CrmSync {
       ? undefined
       : await this.#journal.lock(this.#tenant, settings.runId, options.signal ? { signal: options.signal } : {});
     const recorder = new RunRecorder(this.#journal, this.#tenant, settings.runId);
+    let keepPace: (() => Promise<void>) | undefined;
     try {
       // In the history before anything is sent, whoever runs it; its end once it has one.
       await recorder.start();
+      // The pace the tenant's last run learned, where the client paces alone (issue 48).
+      keepPace = await recallPace(this.#crm, this.#journal, this.#tenant, this.#rememberPaceMs);
       // A lock lost (this process stalled past its lease, and another run took it over) stops the run as its signal would.
       const signal =
         lock?.signal && options.signal
@@ -215,6 +236,7 @@ export class CrmSync {
       await recorder.end({ error });
       throw error;
     } finally {
+      await keepPace?.();
       await lock?.release();
     }
   }

@@ -22,6 +22,7 @@ export type {
   SyncJournalLock,
   SyncJournalLockHolder,
   SyncJournalLockOptions,
+  SyncJournalPace,
   SyncJournalRemovalClaim,
   SyncJournalRun,
   SyncJournalSliceList,

@@ -151,6 +151,20 @@ export interface SyncJournal {
   lockHolder?(tenant: string): SyncJournalLockHolder | undefined | Promise<SyncJournalLockHolder | undefined>;
 
   /**
+   * Optional: the paces remembered for the tenant (see {@link SyncJournalPace}), one per (key
+   * fingerprint, base URL). `CrmSync.run()` reads them at its start when its client paces alone
+   * (`throttle: 'auto'`, no store), so that the run starts at the rate the last one learned. A
+   * journal without it (and {@link SyncJournal.keepPace}) remembers no pace: each run starts cold.
+   */
+  paces?(tenant: string): readonly SyncJournalPace[] | Promise<readonly SyncJournalPace[]>;
+
+  /**
+   * Optional, with {@link SyncJournal.paces}: keeps `pace`, replacing the tenant's record of the
+   * same `key` and `baseUrl`. `CrmSync.run()` calls it when a run ends, for the key it paced.
+   */
+  keepPace?(tenant: string, pace: SyncJournalPace): void | Promise<void>;
+
+  /**
    * Present on a journal that a fleet of processes shares (`postgresJournal()`): per-key claims,
    * so that any number of runs of one tenant go at once, on overlapping slices of its source,
    * and never create a record twice. With it, `CrmSync` takes no run lock, writes each create's
@@ -167,6 +181,31 @@ export interface SyncJournal {
    * generation is refused.
    */
   readonly generations?: SyncJournalGenerations | undefined;
+}
+
+/**
+ * A pace remembered between runs (see {@link SyncJournal.paces}): the rate `throttle: 'auto'`
+ * learned for a tenant's key against a base URL. It holds no credential: the key is named by a
+ * fingerprint (a keyed SHA-256 of it, cut to 32 hex digits), from which the key is not found again;
+ * a rotated key has another, and starts cold.
+ */
+export interface SyncJournalPace {
+  /** The fingerprint of the API key the rate was learned with: 32 hex digits. */
+  readonly key: string;
+  /** The base URL the rate was learned against, without a trailing slash. */
+  readonly baseUrl: string;
+  /** The rate, in requests a second. */
+  readonly rate: number;
+  /** The most the pace climbed to without a refusal. */
+  readonly ceiling: number;
+  /** How long (ms) the pace keeps to its ceiling before it searches past it. */
+  readonly quietMs: number;
+  /** How many refusals the rate took, from the first run that learned it. */
+  readonly refusals: number;
+  /** When it was learned (epoch milliseconds). */
+  readonly learnedAt: number;
+  /** When a run last used it (epoch milliseconds): it is forgotten `rememberPaceMs` after. */
+  readonly usedAt: number;
 }
 
 /** How many runs of a tenant the SDK's journals keep (see {@link SyncJournal.addRun}): older ones are forgotten when a run ends. */

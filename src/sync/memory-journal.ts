@@ -5,6 +5,7 @@ import type {
   SyncJournalLock,
   SyncJournalLockHolder,
   SyncJournalLockOptions,
+  SyncJournalPace,
   SyncJournalRun,
   SyncType,
 } from './journal';
@@ -29,6 +30,8 @@ class MemoryJournal implements SyncJournal {
   readonly #locks = new Map<string, LeaseRow & { renewedAt: number }>();
   readonly #held: RunLocks;
   readonly #runs = new Map<string, Map<string, SyncJournalRun>>();
+  /** Each tenant's paces remembered, by key fingerprint and base URL. */
+  readonly #paces = new Map<string, Map<string, SyncJournalPace>>();
 
   constructor(leaseMs: number) {
     this.#held = new RunLocks(leaseMs);
@@ -130,6 +133,16 @@ class MemoryJournal implements SyncJournal {
     const tenants = new Set([...this.#runs.keys(), ...this.#locks.keys()]);
     for (const [id, table] of this.#entries) if (table.size > 0) tenants.add(id.slice(0, id.indexOf('\u0000')));
     return [...tenants].sort(compareKeys);
+  }
+
+  paces(tenant: string): readonly SyncJournalPace[] {
+    return [...(this.#paces.get(tenant)?.values() ?? [])];
+  }
+
+  keepPace(tenant: string, pace: SyncJournalPace): void {
+    const paces = this.#paces.get(tenant) ?? new Map<string, SyncJournalPace>();
+    this.#paces.set(tenant, paces);
+    paces.set(`${pace.key} ${pace.baseUrl}`, { ...pace });
   }
 
   addRun(tenant: string, run: SyncJournalRun): void {

@@ -6,6 +6,7 @@ import type {
   SyncJournalLock,
   SyncJournalLockHolder,
   SyncJournalLockOptions,
+  SyncJournalPace,
   SyncJournalRun,
   SyncJournalState,
   SyncType,
@@ -27,6 +28,7 @@ import {
   upgrade,
   walMode,
 } from './sqlite-file';
+import { readPaces, writePace } from './sqlite-paces';
 
 export { SQLITE_JOURNAL_APPLICATION_ID } from './sqlite-file';
 
@@ -339,6 +341,15 @@ class SqliteJournal implements SyncJournal {
           .all() as unknown as { tenant: string }[],
     );
     return rows.map((row) => row.tenant);
+  }
+
+  paces(tenant: string): readonly SyncJournalPace[] {
+    return this.#read(() => readPaces(this.#use().db, tenant));
+  }
+
+  keepPace(tenant: string, pace: SyncJournalPace): void {
+    const { db } = this.#use();
+    this.#transaction('written', () => writePace(db, tenant, pace));
   }
 
   addRun(tenant: string, run: SyncJournalRun): void {

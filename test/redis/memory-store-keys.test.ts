@@ -32,6 +32,49 @@ test('100,000 keys used once are all let go within an hour, and no timer is left
   expect(vi.getTimerCount()).toBe(0);
 });
 
+test('a rate remembered is let go rememberMs after the key last used it, and then no timer is left', () => {
+  const store = new MemoryStore(() => Date.now(), 120 * MINUTE);
+  store.reserve('key_nightly', 1, 10);
+  store.learn('key_nightly', 0, { rate: 90 });
+
+  vi.advanceTimersByTime(100 * MINUTE);
+  expect(store.size).toBe(0);
+  // Used again within rememberMs: it starts from the rate, and is kept 120 minutes from now.
+  expect(store.reserve('key_nightly', 1, 10).learned).toMatchObject({ rate: 90 });
+  vi.advanceTimersByTime(100 * MINUTE);
+  expect(store.reserve('key_nightly', 1, 10).learned).toMatchObject({ rate: 90 });
+
+  vi.advanceTimersByTime(125 * MINUTE);
+  expect(store.reserve('key_nightly', 1, 10).learned).toBeUndefined();
+  vi.advanceTimersByTime(200 * MINUTE);
+  expect(vi.getTimerCount()).toBe(0);
+});
+
+test('what is remembered counts the refusals its rate took, job after job', () => {
+  const store = storeOnFakeClock();
+  store.reserve('key_counted', 1, 10);
+  store.refuse('key_counted', 0, 0, 1000);
+  store.learn('key_counted', 1, { rate: 200 });
+  store.learn('key_counted', 1, { rate: 199 });
+  expect(store.reserve('key_counted', 1, 10).learned).toMatchObject({ rate: 199, refusals: 1 });
+
+  vi.advanceTimersByTime(60 * MINUTE);
+  store.refuse('key_counted', 0, 0, 1000);
+  store.learn('key_counted', 1, { rate: 100 });
+
+  expect(store.reserve('key_counted', 1, 10).learned).toMatchObject({ rate: 100, refusals: 2 });
+});
+
+test('a phase that learned no rate (only where a ramp starts) is not remembered', () => {
+  const store = storeOnFakeClock();
+  store.reserve('key_ramp', 1, 10);
+  store.learn('key_ramp', 0, { ramp: 12 });
+
+  vi.advanceTimersByTime(60 * MINUTE);
+
+  expect(store.reserve('key_ramp', 1, 10).learned).toBeUndefined();
+});
+
 test('a key is kept through 14 minutes of disuse, and let go by 17', () => {
   const store = storeOnFakeClock();
   store.reserve('key_idle', 1, 10);
@@ -82,8 +125,20 @@ test('a refusal or a learned rate for an unknown key is let go too', () => {
   expect(store.size).toBe(0);
 });
 
-test('memoryStore() forgets a key an hour unused: its next lease starts a new pace, with nothing learned', async () => {
+test('memoryStore() forgets a key an hour unused: its next lease starts a new pace, from the rate it remembers', async () => {
   const store = memoryStore();
+  await store.reserve('key_tenant', 1, 10);
+  await store.learn('key_tenant', 0, { rate: 180 });
+
+  vi.advanceTimersByTime(60 * MINUTE);
+  const lease = await store.reserve('key_tenant', 1, 10);
+
+  // The schedule is new (phase 0, turn 0); the rate is what job 1 learned (issue 48).
+  expect(lease).toMatchObject({ phase: 0, turn: 0, learned: { rate: 180, refusals: 0 } });
+});
+
+test('memoryStore({ rememberMs: 0 }) forgets a key an hour unused: its next lease starts a new pace, with nothing learned', async () => {
+  const store = memoryStore({ rememberMs: 0 });
   await store.reserve('key_tenant', 1, 10);
   await store.learn('key_tenant', 0, { rate: 180 });
   expect((await store.reserve('key_tenant', 1, 10)).learned).toMatchObject({ rate: 180 });

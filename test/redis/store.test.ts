@@ -90,7 +90,42 @@ describe('redisStore() in Redis', () => {
     const text = dump.join('\n');
     expect(text).not.toContain(API_KEY);
     expect(text).not.toContain(API_KEY.slice(0, 12));
-    expect(keys.every((key) => /^secrets-\w+:\{[0-9a-f]{64}\}:(state|turns)$/.test(key))).toBe(true);
+    expect(keys.every((key) => /^secrets-\w+:\{[0-9a-f]{64}\}:(state|turns|learned)$/.test(key))).toBe(true);
+  });
+
+  test('remembers a rate learned past the schedule: once the schedule expired, the next lease starts a new pace from it', async () => {
+    const client = redis.client();
+    const prefix = `remember-${Math.random().toString(36).slice(2)}:`;
+    const store = redisStore(client, { prefix });
+    await store.reserve(API_KEY, 2, 5);
+    await store.refuse(API_KEY, 0, 1, 10);
+    await store.learn(API_KEY, 1, { rate: 200, ceiling: 200, quietMs: 30_000, base: 'ab12' });
+    // The schedule's keys expire 15 minutes unused: gone, as a night later.
+    for (const key of await client.keys(`${prefix}*`)) if (!key.endsWith(':learned')) await client.del(key);
+    const ttl = await client.pttl((await client.keys(`${prefix}*`))[0] as string);
+
+    const lease = await store.reserve(API_KEY, 1, 0);
+
+    expect(lease).toMatchObject({ phase: 0, turn: 0, learned: { rate: 200, ceiling: 200, base: 'ab12', refusals: 1 } });
+    // Kept 7 days from its last use.
+    expect(ttl).toBeGreaterThan(6 * 24 * 3_600_000);
+    // A refusal of the new night counts on from the one it took.
+    await store.refuse(API_KEY, 0, 0, 10);
+    await store.learn(API_KEY, 1, { rate: 100 });
+    expect((await store.reserve(API_KEY, 1, 0)).learned).toMatchObject({ rate: 100, refusals: 2 });
+  });
+
+  test('with rememberMs: 0, or for a phase that found no rate, nothing is kept past the schedule', async () => {
+    const client = redis.client();
+    const prefix = `forget-${Math.random().toString(36).slice(2)}:`;
+    await redisStore(client, { prefix, rememberMs: 0 }).reserve(API_KEY, 1, 5);
+    await redisStore(client, { prefix, rememberMs: 0 }).learn(API_KEY, 0, { rate: 10 });
+    await redisStore(client, { prefix }).reserve('another-key', 1, 5);
+    await redisStore(client, { prefix }).learn('another-key', 0, { ramp: 12 });
+
+    expect((await client.keys(`${prefix}*`)).filter((key) => key.endsWith(':learned'))).toEqual([]);
+    expect(() => redisStore(client, { rememberMs: -1 })).toThrow(/rememberMs must be a whole number/);
+    expect(() => redisStore(client, { rememberMs: '7d' as never })).toThrow(/rememberMs must be a whole number/);
   });
 
   test('every key it writes expires', async () => {
@@ -102,8 +137,9 @@ describe('redisStore() in Redis', () => {
     await store.reserve(API_KEY, 1, 5);
     await store.learn(API_KEY, 1, { rate: 10 });
 
+    // The schedule's two keys, and the rate remembered past it (rememberMs).
     const keys = await client.keys(`${prefix}*`);
-    expect(keys).toHaveLength(2);
+    expect(keys).toHaveLength(3);
     for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0);
   });
 
@@ -147,11 +183,14 @@ describe('redisStore() in Redis', () => {
       null,
       'OK',
       [],
-      ['0', '0', '-5', '1', '1', '', ''],
-      ['x', '0', '0', '1', '1', '', ''],
-      ['0.5', '0', '0', '1', '1', '', ''],
-      ['0', '0', 'NaN', '1', '1', '', ''],
-      [{}, [], 1, 2, 3, 4, 5],
+      ['0', '0', '-5', '1', '1', '', '', ''],
+      ['x', '0', '0', '1', '1', '', '', ''],
+      ['0.5', '0', '0', '1', '1', '', '', ''],
+      ['0', '0', 'NaN', '1', '1', '', '', ''],
+      ['0', '0', '0', '1', '1', '{"rate":5}', '1', '-1'],
+      ['0', '0', '0', '1', '1', '{"rate":5}', '1', '0.5'],
+      ['0', '0', '0', '1', '1', '', ''],
+      [{}, [], 1, 2, 3, 4, 5, 6],
     ]) {
       await expect(hostile(reply).reserve(API_KEY, 1, 5)).rejects.toThrow(TypeError);
     }
@@ -159,7 +198,7 @@ describe('redisStore() in Redis', () => {
     await expect(hostile({ length: 3 }).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
     // What was learned: a field that no server's answers could set (a foreign value in the hash,
     // a rate that would stall the key) makes the answer a wrong one, refused, never a pace.
-    const learned = (text: string) => hostile(['0', '0', '0', '1', '1', text, '5']).reserve(API_KEY, 1, 5);
+    const learned = (text: string) => hostile(['0', '0', '0', '1', '1', text, '5', '']).reserve(API_KEY, 1, 5);
     for (const text of [
       '{"rate":"fast"}',
       '{"ceiling":-1}',
@@ -169,6 +208,8 @@ describe('redisStore() in Redis', () => {
       '{"quietMs":0.001}',
       'not json',
       '[1,2]',
+      '{"rate":5,"base":"not-hex!"}',
+      '{"rate":5,"base":7}',
     ]) {
       await expect(learned(text)).rejects.toThrow(TypeError);
     }
@@ -176,7 +217,9 @@ describe('redisStore() in Redis', () => {
       learned: { rate: undefined, ceiling: undefined, ramp: 7, quietMs: undefined, at: 5 },
     });
     // A wait longer than any timer is refused, not cut to 24.8 days.
-    await expect(hostile(['0', '0', '3000000000', '1', '1', '', '']).reserve(API_KEY, 1, 5)).rejects.toThrow(TypeError);
+    await expect(hostile(['0', '0', '3000000000', '1', '1', '', '', '']).reserve(API_KEY, 1, 5)).rejects.toThrow(
+      TypeError,
+    );
   });
 
   test('a key of another type in its place is a failure of the store (WRONGTYPE), not a crash', async () => {

@@ -302,6 +302,43 @@ export function describeSyncJournal(
       });
     });
 
+    test('keeps a pace per key fingerprint and base URL, replacing the same one, gives it back as kept, and never another tenant’s; a reopened journal still has it', async () => {
+      const under = await make({ leaseMs: LEASE_MS });
+      const { journal } = under;
+      try {
+        await journal.open();
+        if (!journal.paces || !journal.keepPace) return;
+        const pace = {
+          key: '0123456789abcdef0123456789abcdef',
+          baseUrl: 'https://crm.example',
+          rate: 199.9512345,
+          ceiling: 199.9512345,
+          quietMs: 30_000,
+          refusals: 1,
+          learnedAt: 1_764_000_000_123,
+          usedAt: 1_764_000_001_456,
+        };
+        expect(await journal.paces('acme')).toEqual([]);
+        await journal.keepPace('acme', pace);
+        await journal.keepPace('acme', { ...pace, baseUrl: 'https://sandbox.crm.example', rate: 20 });
+        await journal.keepPace('acme', { ...pace, rate: 100, refusals: 2 });
+        await journal.keepPace('other', { ...pace, rate: 5 });
+
+        const kept = [...(await journal.paces('acme'))].sort((a, b) => a.baseUrl.localeCompare(b.baseUrl));
+        expect(kept).toStrictEqual([
+          { ...pace, rate: 100, refusals: 2 },
+          { ...pace, baseUrl: 'https://sandbox.crm.example', rate: 20 },
+        ]);
+        const again = await under.reopen();
+        await again.open();
+        expect(await again.paces?.('other')).toStrictEqual([{ ...pace, rate: 5 }]);
+        if (again !== journal) await again.close();
+      } finally {
+        await journal.close();
+        await under.cleanup?.();
+      }
+    });
+
     test('forgets, when a run ends, the runs of its tenant past the last 1,000 (by start), and no other tenant’s', async () => {
       await withJournal(async ({ journal }) => {
         if (!journal.addRun || !journal.runs) return;

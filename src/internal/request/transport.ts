@@ -13,6 +13,7 @@ import { type CallTrace, trace } from '../tracing/trace';
 import { checkEnvelope } from '../validate/envelope';
 import { KeyLookupPlaces, lookUpKey } from '../waiting/key-lookup';
 import { Limiter } from '../waiting/limiter';
+import type { PaceMemory } from '../waiting/pace-memory';
 import { Pacers } from '../waiting/pacer';
 import { Waits } from '../waiting/wait';
 import { type AttemptContext, attempt, type Exchange, type Paced, type Target } from './attempt';
@@ -55,10 +56,15 @@ export class Transport {
     this.#origin = new URL(options.baseUrl).origin;
     this.#reporter = createReporter(options);
     this.#attempt = { options, reporter: this.#reporter };
-    this.#pacers = new Pacers(options.logger);
+    this.#pacers = new Pacers(options.logger, this.base);
     const max = options.maxConcurrency;
     this.#slots = max ? new Limiter(max, 'slot') : undefined;
     this.#lookups = max ? new KeyLookupPlaces(max) : undefined;
+  }
+
+  /** What `CrmSync` reads and seeds of its pacers' rates between runs. */
+  get paceMemory(): PaceMemory {
+    return this.#pacers;
   }
 
   /** A prepared call's data, or a `CrmError`; what the call learns goes into `state`. */

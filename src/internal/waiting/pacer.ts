@@ -1,6 +1,7 @@
 import type { CrmLogger } from '../../core/log';
 import { retryAfterMsOf } from '../../core/retry-after';
 import { isRefusal } from '../call/failure';
+import type { Fingerprint, PaceMemory, RememberedPace } from './pace-memory';
 import { Queue } from './queue';
 import { type Waiting, Waits } from './wait';
 
@@ -198,10 +199,45 @@ class Pacer implements KeyPacer {
   readonly #queue = new Queue<Waiting<Turn>>();
   readonly #waits: Waits;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The refusals the rate remembered at the start had taken (see seed()), and when the rate was last learned (epoch ms). */
+  #refusalsBefore = 0;
+  #learnedAt = 0;
 
   /** `waits`: the transport's waits for a turn at a pace, shared by its pacers. */
   constructor(waits: Waits) {
     this.#waits = waits;
+  }
+
+  /**
+   * Starts at a rate remembered from an earlier run, as if this pacer had learned it: paced at it
+   * from the first request (after the probe), corrected by the first refusal, climbing past it
+   * after a quiet time. Nothing is done once the pacer has given a turn.
+   */
+  seed(remembered: RememberedPace): void {
+    if (this.#rate !== undefined || this.#probed || this.#phase !== 0) return;
+    // As a rate that rested on its outcomes (see remembered()): a ceiling above it was a guess of
+    // the run that found it (times a stall distorted), and climbing to it on a quiet start cost
+    // the next night's run a refusal at 200/s, every time.
+    const { rate, quietMs } = rememberedForm(remembered);
+    this.#rate = rate;
+    this.#ceiling = rate;
+    this.#quietMs = quietMs;
+    this.#refusalsBefore = remembered.refusals;
+    this.#learnedAt = remembered.learnedAt;
+  }
+
+  /** What this pacer knows of its key's rate, to be remembered; undefined until it knows one. */
+  remembered(): RememberedPace | undefined {
+    const rate = this.#rate;
+    if (rate === undefined) return undefined;
+    return {
+      rate,
+      ceiling: this.#ceiling,
+      quietMs: this.#quietMs,
+      // Each phase ended with one refusal.
+      refusals: this.#refusalsBefore + this.#phase,
+      learnedAt: this.#learnedAt,
+    };
   }
 
   turn(retry: boolean, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Turn> {
@@ -356,6 +392,7 @@ class Pacer implements KeyPacer {
           ceiling: this.#ceiling,
           quietMs: this.#quietMs,
         } = rateOf(ended.times, ended.outcomes, ended.dry, this.#rate !== undefined));
+        this.#learnedAt = Date.now();
       }
       let index = -1;
       if (this.#times.length < TIMES_KEPT) {
@@ -453,6 +490,22 @@ export function rateOf(
 }
 
 /**
+ * What a rate learned is remembered as between jobs: the rate, with no ceiling above it and the
+ * quiet time of a rate that rests on its outcomes (QUIET_MS at least), so that the next job keeps
+ * to it and climbs past it only after that long without a refusal. A ceiling above the rate and a
+ * short quiet time are guesses of the phase that found it (times a stall distorted, a refusal a
+ * few turns in), which the next job, started a day later, has no reason to follow: climbing to
+ * 220/s from a 200/s rate remembered so cost the next run a refusal.
+ */
+export const rememberedForm = <T extends { readonly rate: number; readonly quietMs?: number | undefined }>(
+  learned: T,
+): T & { ceiling: number; quietMs: number } => ({
+  ...learned,
+  ceiling: learned.rate,
+  quietMs: Math.max(learned.quietMs ?? QUIET_MS, QUIET_MS),
+});
+
+/**
  * The rates (requests a second) a server's answers can set a pace to: those rateOf() can find.
  * A store's rate outside them is a wrong answer, not a pace (1e-9/s stalled a key for 24.8 days).
  */
@@ -474,9 +527,10 @@ function boundary(holds: (rate: number) => boolean): number {
 
 /**
  * The pacer of a key whose pace a store shares, made once per transport (its `waits` for a turn)
- * and key; `logger`: the client's, for the warning when the store fails.
+ * and key; `logger`: the client's, for the warning when the store fails; `base`: the transport's base
+ * URL, whose fingerprint goes with what the pacer learns (a rate of another server is not used).
  */
-export type SharedPacerFactory = (waits: Waits, key: string, logger: CrmLogger | undefined) => KeyPacer;
+export type SharedPacerFactory = (waits: Waits, key: string, logger: CrmLogger | undefined, base?: string) => KeyPacer;
 
 /**
  * Where a store made by `crm-integration-sdk/redis` (`redisStore()`, `memoryStore()`,
@@ -490,19 +544,24 @@ export const sharedPacerOf = (store: unknown): SharedPacerFactory | undefined =>
   (store as { [SHARED_PACER]?: SharedPacerFactory } | undefined)?.[SHARED_PACER];
 
 /** The pacers of a transport's credentials, one for each credential (and store). */
-export class Pacers {
+export class Pacers implements PaceMemory {
   readonly #byCredential = new Map<string, Pacer>();
+  /** The rates remembered from earlier runs, by credential fingerprint, for the pacers made from now on. */
+  #seeds: { fingerprint: Fingerprint; seeds: ReadonlyMap<string, RememberedPace> } | undefined;
   readonly #waits = new Waits('pace');
   readonly #logger: CrmLogger | undefined;
+  readonly #base: string;
 
-  /** `logger`: the client's, told when a shared store fails. */
-  constructor(logger: CrmLogger | undefined) {
+  /** `logger`: the client's, told when a shared store fails; `base`: the transport's base URL. */
+  constructor(logger: CrmLogger | undefined, base = '') {
     this.#logger = logger;
+    this.#base = base;
   }
 
   /** The pacer of a credential (its key, or its token): in this process (`true`), or shared through `store`, which keeps its own. */
   of(credential: string, store: object | true): KeyPacer {
-    if (store !== true) return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger);
+    if (store !== true)
+      return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger, this.#base);
     let pacer = this.#byCredential.get(credential);
     if (!pacer) {
       if (this.#byCredential.size >= PACERS_KEPT) {
@@ -510,7 +569,37 @@ export class Pacers {
       }
       pacer = new Pacer(this.#waits);
       this.#byCredential.set(credential, pacer);
+      const seeded = this.#seeds;
+      const remembered = seeded && seeded.seeds.size > 0 ? seeded.seeds.get(seeded.fingerprint(credential)) : undefined;
+      if (remembered) pacer.seed(remembered);
     }
     return pacer;
+  }
+
+  learned(fingerprint: Fingerprint, only?: string): Map<string, RememberedPace> {
+    const learned = new Map<string, RememberedPace>();
+    for (const [credential, pacer] of this.#byCredential) {
+      if (only !== undefined && credential !== only) continue;
+      const remembered = pacer.remembered();
+      if (remembered) learned.set(fingerprint(credential), remembered);
+    }
+    return learned;
+  }
+
+  seed(fingerprint: Fingerprint, seeds: ReadonlyMap<string, RememberedPace>): void {
+    // Added to the seeds of other runs on this transport (other tenants), this run's last.
+    const before = this.#seeds;
+    const merged = new Map<string, RememberedPace>();
+    if (before) for (const [key, value] of before.seeds) merged.set(key, value);
+    for (const [key, value] of seeds) merged.set(key, value);
+    this.#seeds = { fingerprint, seeds: merged };
+  }
+
+  narrowed(credential: string): PaceMemory {
+    return {
+      learned: (fingerprint) => this.learned(fingerprint, credential),
+      seed: (fingerprint, seeds) => this.seed(fingerprint, seeds),
+      narrowed: (other) => this.narrowed(other),
+    };
   }
 }
