@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream';
 import { nearest } from '../../internal/endpoint/suggest';
 import type { Field, FieldSchema } from '../commands';
 import type { TypeColumns } from './columns';
+import { FAILED_COLUMNS } from './failed-columns';
+import { rowText, withRaw } from './raw-record';
 import { SourceError, shown } from './source-error';
 
 /** The longest CSV record read: a 10 MiB cell is taken, a runaway quote does not fill the memory. */
@@ -59,6 +61,8 @@ function csvFault(error: unknown, file: string): SourceError {
 /** The header, checked: every column a field of the type (or `key`, or a reference), none twice. */
 function headerOf(cells: readonly string[], columns: TypeColumns, file: string): (string | undefined)[] {
   cells.forEach((name, i) => {
+    // The columns a --failed file adds: it loads again as it is, once fixed.
+    if (FAILED_COLUMNS.includes(name)) return;
     if (!columns.names.includes(name)) {
       const near = nearest(name, columns.names);
       const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
@@ -67,7 +71,7 @@ function headerOf(cells: readonly string[], columns: TypeColumns, file: string):
     if (cells.indexOf(name) !== i) throw new SourceError(file, 1, i + 1, `the column ${shown(name)} is given twice`);
   });
   if (!cells.includes('key')) throw new SourceError(file, 1, undefined, 'the header has no "key" column');
-  return [...cells];
+  return cells.map((name) => (FAILED_COLUMNS.includes(name) ? undefined : name));
 }
 
 /**
@@ -83,29 +87,32 @@ export async function* csvRecords(
 ): AsyncGenerator<Record<string, unknown>> {
   // Loaded only for a CSV file: an NDJSON load never evaluates it.
   const { parse } = await import('csv-parse');
-  const parser = parse({ bom: true, skip_empty_lines: true, max_record_size: MAX_RECORD });
+  // raw: each row's text as read, which --failed writes back as it came.
+  const parser = parse({ bom: true, skip_empty_lines: true, max_record_size: MAX_RECORD, raw: true });
   input.on('error', (error) => parser.destroy(error));
   input.pipe(parser);
   const fields = new Map(columns.fields.map((field) => [field.name, field]));
   const references = new Set(columns.references);
   let header: (string | undefined)[] | undefined;
+  let headerText = '';
   try {
-    for await (const cells of parser as AsyncIterable<string[]>) {
+    for await (const { record: cells, raw } of parser as AsyncIterable<{ record: string[]; raw: string }>) {
       if (!header) {
         header = headerOf(cells, columns, file);
+        headerText = rowText(raw);
         continue;
       }
       const record: Record<string, unknown> = {};
       const data: Record<string, unknown> = {};
       for (let i = 0; i < cells.length; i++) {
         const cell = cells[i] as string;
-        const name = header[i] as string;
-        if (cell === '') continue;
+        const name = header[i];
+        if (cell === '' || name === undefined) continue;
         if (name === 'key' || references.has(name)) record[name] = cell;
         else data[name] = cellValue(fields.get(name), cell);
       }
       record.data = data;
-      yield record;
+      yield withRaw(record, { text: rowText(raw), header: headerText });
     }
     // An empty export is more likely cut short than meant: with --removed deactivate, an empty
     // list would deactivate every record of its type.
