@@ -22,6 +22,7 @@ import { type FailedTarget, failedTarget, plainFormat, sameColumn, writeFailed }
 import { FailedRows } from './failed-rows';
 import { syncCommandHelp, syncHelp } from './help';
 import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
+import { journalCause } from './journal-cause';
 import { type SyncCommand, syncOptions } from './options';
 import {
   type Input,
@@ -106,7 +107,7 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
     return await runStatus(context);
   } catch (error) {
     // The connection string's password never reaches stderr, whatever quoted it.
-    throw redactError(error, target);
+    throw redactError(await journalCause(error, target), target);
   }
 }
 
