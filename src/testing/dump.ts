@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 const TYPES = ['accounts', 'contacts', 'opportunities', 'activities'] as const;
 
 /** `crm-fake dump --help`. */
-export const DUMP_USAGE = `Usage: crm-fake dump [--url <url>] [--tenant <id>] [--type <type>]
+const DUMP_USAGE = `Usage: crm-fake dump [--url <url>] [--tenant <id>] [--type <type>]
 
 Prints what a running crm-fake holds, as CSV (an id column and the fields as the API names them),
 so that a load can be checked from the shell: every type, each after a "# <type>" line, or the

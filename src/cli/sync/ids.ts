@@ -10,17 +10,17 @@ import type { SyncContext } from './context';
 import { openJournal } from './journal';
 
 /** One record the journal maps to the CRM: its type, its key in the source, and its CRM id. */
-export interface MappedId {
+interface MappedId {
   readonly type: SyncType;
   readonly key: string;
   readonly crmId: string;
 }
 
 /** The header of an ids file: what `crm sync resolve --from` reads back. */
-export const IDS_HEADER = 'type,key,crmId\n';
+const IDS_HEADER = 'type,key,crmId\n';
 
 /** Every record of `tenant` the journal holds a CRM id of (synced or deactivated), type by type, a page at a time. */
-export async function* mappedIds(journal: SyncJournal, tenant: string): AsyncGenerator<MappedId> {
+async function* mappedIds(journal: SyncJournal, tenant: string): AsyncGenerator<MappedId> {
   for (const type of SOURCE_TYPES) {
     let after: string | undefined;
     for (;;) {
@@ -36,7 +36,7 @@ export async function* mappedIds(journal: SyncJournal, tenant: string): AsyncGen
 const cell = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
 
 /** An id as a CSV line of `type,key,crmId`. */
-export const idsCsvLine = ({ type, key, crmId }: MappedId): string => `${type},${cell(key)},${cell(crmId)}\n`;
+const idsCsvLine = ({ type, key, crmId }: MappedId): string => `${type},${cell(key)},${cell(crmId)}\n`;
 
 /**
  * Writes `--ids <file>`: the ids the journal maps for the tenant, as CSV, into a temporary file

@@ -1,4 +1,5 @@
-import type { SourceRecord } from './sources';
+/** A source record as read (sources.ts's `SourceRecord`). */
+type SourceRecord = Record<string, unknown>;
 
 /** Where a record's text as read is kept on it: a symbol, so that no engine field or spread sees it. */
 const RAW = Symbol('crm.sync.raw');
