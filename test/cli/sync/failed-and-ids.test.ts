@@ -145,6 +145,31 @@ describe('crm sync apply --failed', () => {
     expect([...readFileSync(out)].includes(0x80)).toBe(true);
   });
 
+  it('writes a failed file that fails again with its error and field columns once, anew', async () => {
+    const journal = join(f.dir, 'acme.db');
+    const accounts = f.file('accounts.csv', 'key,name\nA1,Acme\nA2,\n');
+    const first = join(f.dir, 'first.csv');
+    expect((await apply(['--journal', journal, '--accounts', accounts, '--failed', first])).code).toBe(9);
+    // Loaded again unfixed : it fails again.
+    const second = join(f.dir, 'second.csv');
+    expect((await apply(['--journal', journal, '--accounts', first, '--failed', second])).code).toBe(9);
+    expect(readFileSync(second, 'utf8')).toBe(
+      'key,name,error,field\r\nA2,,Invalid record: data.name: Required,name\r\n',
+    );
+  });
+
+  it('crm sync --help and crm sync apply --help name --failed, --ids, --summary, --progress-every and crm sync ids', async () => {
+    const help = await runCrm(['sync', '--help']);
+    expect(help.stdout).toContain('ids ');
+    expect(help.stdout).toContain('13  plan found invalid or blocked records');
+    const apply = await runCrm(['sync', 'apply', '--help']);
+    for (const flag of ['--failed <path>', '--ids <file.csv>', '--summary', '--progress-every <seconds>', '--json']) {
+      expect(apply.stdout).toContain(flag);
+    }
+    const ids = await runCrm(['sync', 'ids', '--help']);
+    expect(ids.stdout).toContain('Usage: crm sync ids (--journal <path> | --postgres [<url>] [--schema <name>])');
+  });
+
   it('writes an NDJSON source back as NDJSON with error and field properties', async () => {
     const journal = join(f.dir, 'acme.db');
     const accounts = f.file('accounts.ndjson', '{"key":"A1","data":{"name":"Acme"}}\n{"key":"A2","data":{}}\n');
