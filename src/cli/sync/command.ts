@@ -426,8 +426,11 @@ async function printPlan(
   const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
     if (summary) {
       const shown = shownOf.get(entry.action) ?? 0;
-      if (entry.action !== 'invalid') labels.get(entry.type)?.delete(entry.key);
-      if (shown >= SUMMARY_ENTRIES || entry.action === 'unchanged') return undefined;
+      if (shown >= SUMMARY_ENTRIES || entry.action === 'unchanged') {
+        // Not shown: its name is dropped as a shown entry's is (an invalid repeat's is kept).
+        if (entry.action !== 'invalid') labels.get(entry.type)?.delete(entry.key);
+        return undefined;
+      }
       shownOf.set(entry.action, shown + 1);
     }
     if (asText) {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sqliteJournal } from '../../../src/sync/sqlite-journal';
-import { runCrm } from '../../support/run-crm';
+import { runCrm, runInProcess } from '../../support/run-crm';
 import { syncCliFixture } from '../../support/sync-cli';
 
 const f = syncCliFixture('crm-sync-exit-');
@@ -105,6 +105,28 @@ describe('crm sync plan', () => {
     expect(lines.filter((l) => l.action === 'create')).toHaveLength(5);
     expect(lines.filter((l) => l.action === 'invalid')).toHaveLength(2);
     expect(lines.at(-1).counts).toMatchObject({ create: 12, invalid: 2 });
+  });
+});
+
+describe('crm sync plan --summary on a terminal', () => {
+  it('shows the first 5 lines of each action, how many more, and the summary line', async () => {
+    const rows = Array.from({ length: 9 }, (_, i) => `A${i},Account ${i}`);
+    const accounts = f.file('accounts.csv', `key,name\n${rows.join('\n')}\n`);
+    const run = await runInProcess(
+      ['sync', 'plan', '--journal', join(f.dir, 'acme.db'), '--accounts', accounts, '--summary'],
+      { CRM_TENANT_ID: 'tenant_memory' },
+      { stdout: true, stderr: false },
+    );
+    expect(run.code).toBe(0);
+    expect(run.stdout.trimEnd().split('\n')).toEqual([
+      '+ accounts A0 "Account 0"',
+      '+ accounts A1 "Account 1"',
+      '+ accounts A2 "Account 2"',
+      '+ accounts A3 "Account 3"',
+      '+ accounts A4 "Account 4"',
+      '  … and 4 more: create',
+      'Plan: 9 to create, 0 to update, 0 to deactivate, 0 unchanged, 0 skipped, 0 blocked, 0 invalid.',
+    ]);
   });
 });
 
