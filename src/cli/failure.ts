@@ -9,6 +9,7 @@ import {
   CrmValidationError,
   isCrmApiError,
 } from '../core/errors';
+import { SyncJournalError } from '../sync/journal-error';
 import { escaped, jsonText } from './output';
 import { SourceError } from './sync/source-error';
 import { UsageError } from './usage-error';
@@ -32,6 +33,14 @@ export const EXIT = {
    * were refused (listed on stderr and in the report).
    */
   incomplete: 9,
+  /** Another run holds the journal's lock for the tenant: try again later. */
+  journalLocked: 10,
+  /** The journal is corrupt, not a journal, or written by a newer version of crm. */
+  journalCorrupt: 11,
+  /** The journal cannot be opened or written (the message names why: a directory without write permission). */
+  journalUnavailable: 12,
+  /** `crm sync plan` found invalid or blocked records (`--allow-invalid`: exit 0). */
+  planInvalid: 13,
 } as const;
 
 /** The exit code for an error: the first class in the ladder it belongs to. */
@@ -43,6 +52,11 @@ export function exitCodeOf(error: unknown): number {
   if (error instanceof CrmConnectionError) return EXIT.connection;
   if (isCrmApiError(error)) return EXIT.api;
   if (error instanceof CrmResponseValidationError) return EXIT.response;
+  if (error instanceof SyncJournalError) {
+    if (error.reason === 'locked') return EXIT.journalLocked;
+    if (error.reason === 'unavailable') return EXIT.journalUnavailable;
+    return EXIT.journalCorrupt;
+  }
   return EXIT.other;
 }
 
@@ -51,6 +65,7 @@ function factsOf(error: unknown): Record<string, unknown> {
   const named = error instanceof Error ? error : new Error(String(error));
   const facts: Record<string, unknown> = { name: named.name, message: named.message };
   if (error instanceof SourceError) Object.assign(facts, { file: error.file, line: error.line, column: error.column });
+  if (error instanceof SyncJournalError) facts.reason = error.reason;
   if (error instanceof CrmError) {
     const { status, code, requestId, issues } = error as CrmError & Record<string, unknown>;
     Object.assign(facts, { status, code, requestId, issues });

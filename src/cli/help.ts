@@ -80,7 +80,11 @@ const EXIT_CODES = `Exit codes:
   6  connection failed or timed out
   7  any other error the API answered with
   8  a response that failed validation
-  9  crm sync apply finished, but some records failed or are in doubt, or removals were refused`;
+  9  crm sync apply finished, but some records failed or are in doubt, or removals were refused
+  10 crm sync: another run holds the journal's lock (try again later)
+  11 crm sync: the journal is corrupt, not a journal, or written by a newer crm
+  12 crm sync: the journal cannot be opened or written (the message says why)
+  13 crm sync plan found invalid or blocked records (--allow-invalid: 0)`;
 
 /** `crm --help`: every command, the extra commands, the options and the exit codes. */
 export const topHelp = (): string =>
@@ -91,7 +95,7 @@ export const topHelp = (): string =>
       ...commandRows(commands),
       ['openapi', 'print an OpenAPI 3.1 document of the API'],
       ['mcp [--allow-writes]', 'serve the API to AI agents over MCP (stdio)'],
-      ['sync plan|apply|status|resolve', 'load and sync a tenant from CSV or NDJSON files (crm sync --help)'],
+      ['sync plan|apply|status|resolve|ids', 'load and sync a tenant from CSV or NDJSON files (crm sync --help)'],
     ])}`,
     `Options:\n${columns([...optionRows(connectionOptions), ['--version', 'print the version']])}`,
     'The API key comes from CRM_API_KEY or --api-key-file, never from a flag: other users of the\nmachine can read the command lines of its processes.',

@@ -8,6 +8,7 @@ import { startFakeCrmServer } from './server';
 import { type ServedTenants, TenantsError, tenantsFromList, tenantsFromSeed } from './tenants';
 
 const USAGE = `Usage: crm-fake [options]
+       crm-fake dump [--url <url>] [--tenant <id>] [--type <type>]
 
 Serves a fake of the CRM integration API over HTTP, for tests and demos, and prints the base URL
 and the credentials it accepts (CRM_BASE_URL, CRM_TENANT_ID, CRM_API_KEY, CRM_ADMIN_TOKEN).
@@ -39,7 +40,19 @@ Export: GET <url>/_fake/export/<type>.csv (accounts, contacts, opportunities, ac
 tenant's records as CSV, an id column and the fields as the API names them, as a CRM's export
 would: what crm sync resolve --match reads. It needs the tenant's key:
   curl -H "x-api-key: $CRM_API_KEY" "$CRM_BASE_URL/_fake/export/accounts.csv?tenantId=$CRM_TENANT_ID"
+or, with the variables crm-fake printed set, crm-fake dump (crm-fake dump --help).
 `;
+
+// `crm-fake dump`: a look at a running fake's store, from another shell.
+if (process.argv[2] === 'dump') {
+  const { runDump } = await import('./dump');
+  const code = await runDump(process.argv.slice(3), {
+    env: process.env,
+    out: (text) => new Promise<void>((done) => process.stdout.write(text, () => done())),
+    err: (text) => process.stderr.write(text),
+  });
+  process.exit(code);
+}
 
 // Exit codes: 0 served and stopped by a signal (or --help), 1 could not serve, 2 wrong usage.
 function usageError(message: string): never {

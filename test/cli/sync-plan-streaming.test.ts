@@ -118,7 +118,8 @@ describe('crm sync plan on a terminal, each name beside its own record', () => {
       { stdout: true, stderr: false },
     );
 
-    expect([run.code, run.stderr]).toEqual([0, '']);
+    // A repeated key and a bad email are invalid: the plan exits 13 (issue 47).
+    expect([run.code, run.stderr]).toEqual([13, '']);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines.filter((line) => line.startsWith('+'))).toEqual([
       '+ accounts K1 "Acme Ltd"',

@@ -1,6 +1,15 @@
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import { CrmSync, type SyncMaxRemoved, type SyncPlanEntry, type SyncReport, type SyncSource } from '../../sync';
+import {
+  CrmSync,
+  type SyncMaxRemoved,
+  type SyncPlan,
+  type SyncPlanEntry,
+  type SyncReport,
+  type SyncSource,
+} from '../../sync';
 import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
@@ -9,8 +18,11 @@ import { jsonText, write } from '../output';
 import { UsageError } from '../usage-error';
 import { SOURCE_TYPES, type SourceType } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
+import { columnOfSources, type FailedTarget, failedTarget, formatOfSource, writeFailed } from './failed-file';
+import { FailedRows } from './failed-rows';
 import { syncCommandHelp, syncHelp } from './help';
 import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
+import { journalCause } from './journal-cause';
 import { type SyncCommand, syncOptions } from './options';
 import {
   type Input,
@@ -32,6 +44,7 @@ import {
   refusalText,
   reportJson,
   reportLine,
+  summaryJson,
   valueText,
 } from './render';
 import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
@@ -84,14 +97,18 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
   const target = journalTarget(values, io.env, help);
   const context = { io, values, help, target };
   try {
-    await refuseClobbering(context);
-    if (command === 'plan' || command === 'apply') return await runSource(command, context);
+    const inputs = await refuseClobbering(context);
+    if (command === 'plan' || command === 'apply') return await runSource(command, context, inputs);
     if (command === 'resolve') return await runResolve(context);
+    if (command === 'ids') {
+      const { runIds } = await import('./ids');
+      return await runIds(context);
+    }
     const { runStatus } = await import('./status');
     return await runStatus(context);
   } catch (error) {
     // The connection string's password never reaches stderr, whatever quoted it.
-    throw redactError(error, target);
+    throw redactError(await journalCause(error, target), target);
   }
 }
 
@@ -100,7 +117,7 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
  * inputs: the journal or a source taken as the journal, the report, or a redirection of the
  * command's own output.
  */
-async function refuseClobbering({ io, values, help, target }: SyncContext): Promise<void> {
+async function refuseClobbering({ io, values, help, target }: SyncContext): Promise<Input[]> {
   const read: Input[] = [];
   for (const type of SOURCE_TYPES) {
     const file = values[type];
@@ -142,6 +159,54 @@ async function refuseClobbering({ io, values, help, target }: SyncContext): Prom
     inputs,
     help,
   );
+  return inputs;
+}
+
+/** `--progress-every <seconds>`: a number from 0 (none), fractions allowed; default 10 s. */
+function progressEveryMs(value: unknown, help: string): number {
+  if (value === undefined) return 10_000;
+  const text = String(value);
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(seconds) || seconds > 86_400) {
+    throw new UsageError(
+      `--progress-every must be a number of seconds from 0 (none) to 86400, not "${text.slice(0, 80)}"`,
+      help,
+    );
+  }
+  return Math.round(seconds * 1000);
+}
+
+/**
+ * The outputs `apply` writes after its run (`--failed`, `--ids`), checked before anything is sent:
+ * never one of the command's inputs nor one another, and in a directory that exists.
+ */
+async function runOutputs(
+  { values, help }: SyncContext,
+  sources: OpenedSources['sources'],
+  inputs: readonly Input[],
+): Promise<{ failed: FailedTarget | undefined; ids: string | undefined }> {
+  const { failed, ids } = values;
+  if (failed === '') throw new UsageError('--failed needs a file or a directory', help);
+  if (ids === '') throw new UsageError('--ids needs a file', help);
+  const report =
+    typeof values.report === 'string' ? [{ what: `the --report file ${values.report}`, path: values.report }] : [];
+  const idsInput = typeof ids === 'string' ? [{ what: `the --ids file ${ids}`, path: ids }] : [];
+  const target =
+    typeof failed === 'string'
+      ? await failedTarget(failed, sources, [...inputs, ...report, ...idsInput], help)
+      : undefined;
+  if (typeof ids === 'string') {
+    const failedFiles = [...(target?.files.values() ?? [])].map((path) => ({
+      what: `the --failed file ${path}`,
+      path,
+    }));
+    await refuseOverwrite('--ids', ids, [...inputs, ...report, ...failedFiles], help);
+    const parent = dirname(resolve(ids));
+    if (!(await stat(parent).catch(() => undefined))?.isDirectory()) {
+      throw new UsageError(`--ids ${ids}: the directory ${parent} does not exist; make it first`, help);
+    }
+  }
+  return { failed: target, ids: typeof ids === 'string' ? ids : undefined };
 }
 
 /** One of `allowed`, or a usage error naming them. */
@@ -232,7 +297,7 @@ const listOf = (source: SourceFile, size: number, onRecord?: (record: Record<str
   },
 });
 
-async function runSource(command: 'plan' | 'apply', context: SyncContext): Promise<number> {
+async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs: readonly Input[]): Promise<number> {
   const { io, values, help } = context;
   const removed = choice('removed', values.removed, ['keep', 'deactivate'], help);
   const maxRemoved = maxRemovedOf(values['max-removed'], help);
@@ -244,6 +309,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
     throw new UsageError('--concurrency must be from 1 to 256', help);
   }
   if (values.report === '') throw new UsageError('--report needs a file', help);
+  const everyMs = command === 'apply' ? progressEveryMs(values['progress-every'], help) : 0;
   const { crm, secrets } = await clientFor(
     values as ConnectionValues,
     io,
@@ -260,7 +326,9 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
   }
   if (empty !== undefined) io.stderr.write(`crm: apply would refuse this: ${empty}\n`);
   let journalOpened: OpenedJournal;
+  let outputs: Awaited<ReturnType<typeof runOutputs>> = { failed: undefined, ids: undefined };
   try {
+    if (command === 'apply') outputs = await runOutputs(context, opened.sources, inputs);
     journalOpened = await openJournal(context.target, { readOnly: false, help });
   } catch (error) {
     await opened.close();
@@ -294,8 +362,18 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
     }
     if (command === 'plan') {
-      await printPlan(io, sync, source as SyncSource, { removed, maxRemoved }, asText, labels, redact);
-      return EXIT.ok;
+      const summary = values.summary === true;
+      const counts = await printPlan(
+        io,
+        sync,
+        source as SyncSource,
+        { removed, maxRemoved, summary },
+        asText,
+        labels,
+        redact,
+      );
+      // A plan that apply could not load whole says so to a script: --allow-invalid for the old exit 0.
+      return (counts.invalid || counts.blocked) && values['allow-invalid'] !== true ? EXIT.planInvalid : EXIT.ok;
     }
     // A report that cannot be written is said before anything is sent, not after the run; the old
     // one stays whole until the new one is written.
@@ -305,7 +383,19 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext): Promi
       sync,
       source as SyncSource,
       totals,
-      { removed, maxRemoved, inDoubt, concurrency },
+      {
+        removed,
+        maxRemoved,
+        inDoubt,
+        concurrency,
+        everyMs,
+        summary: values.summary === true,
+        json: values.json === true,
+        failed: outputs.failed,
+        ids: outputs.ids,
+        journal,
+        tenant: crm.tenantId ?? '',
+      },
       redact,
       report,
     );
@@ -321,14 +411,29 @@ async function printPlan(
   io: SyncIo,
   sync: CrmSync,
   source: SyncSource,
-  options: { readonly removed: 'keep' | 'deactivate' | undefined; readonly maxRemoved: SyncMaxRemoved | undefined },
+  options: {
+    readonly removed: 'keep' | 'deactivate' | undefined;
+    readonly maxRemoved: SyncMaxRemoved | undefined;
+    readonly summary: boolean;
+  },
   asText: boolean,
   labels: ReadonlyMap<string, Map<string, string>>,
   redact: (value: unknown) => unknown,
-): Promise<void> {
-  const { removed, maxRemoved } = options;
+): Promise<SyncPlan['counts']> {
+  const { removed, maxRemoved, summary } = options;
   let lines = '';
+  // --summary: the first few entries of each action, then only the counts.
+  const shownOf = new Map<string, number>();
   const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
+    if (summary) {
+      const shown = shownOf.get(entry.action) ?? 0;
+      if (shown >= SUMMARY_ENTRIES || entry.action === 'unchanged') {
+        // Not shown: its name is dropped as a shown entry's is (an invalid repeat's is kept).
+        if (entry.action !== 'invalid') labels.get(entry.type)?.delete(entry.key);
+        return undefined;
+      }
+      shownOf.set(entry.action, shown + 1);
+    }
     if (asText) {
       const names = labels.get(entry.type);
       const line = planLine(entry, names?.get(entry.key));
@@ -352,19 +457,38 @@ async function printPlan(
   if (!asText) {
     const last = redact({ counts: plan.counts, refusedRemovals: plan.refusedRemovals });
     await write(io.stdout, `${lines}${jsonText(last)}\n`);
-    return;
+    return plan.counts;
+  }
+  if (summary) {
+    for (const [action, shown] of shownOf) {
+      const more = (plan.counts[action as keyof SyncPlan['counts']] ?? 0) - shown;
+      if (more > 0) lines += `  … and ${more.toLocaleString('en-US')} more: ${action}\n`;
+    }
   }
   for (const refusal of plan.refusedRemovals) {
     lines += `! ${refusal.type} removals: apply refuses them all: ${refusalText(refusal, maxRemoved !== undefined)}\n`;
   }
   await write(io.stdout, `${lines}${planSummary(plan.counts)}\n`);
+  return plan.counts;
 }
+
+/** How many entries of each action `--summary` shows. */
+const SUMMARY_ENTRIES = 5;
 
 interface ApplyOptions {
   readonly removed: 'keep' | 'deactivate' | undefined;
   readonly maxRemoved: SyncMaxRemoved | undefined;
   readonly inDoubt: 'report' | 'recreate' | undefined;
   readonly concurrency: number | undefined;
+  /** The heartbeat off a terminal, in milliseconds (0: none). */
+  readonly everyMs: number;
+  readonly summary: boolean;
+  readonly json: boolean;
+  readonly failed: FailedTarget | undefined;
+  readonly ids: string | undefined;
+  readonly journal: OpenedJournal['journal'];
+  /** The client's tenant: whose ids `--ids` writes. */
+  readonly tenant: string;
 }
 
 async function apply(
@@ -376,7 +500,7 @@ async function apply(
   redact: (value: unknown) => unknown,
   reportTo: ReportFile | undefined,
 ): Promise<number> {
-  const progress = new SyncProgressLine(io.stderr, totals);
+  const progress = new SyncProgressLine(io.stderr, totals, { everyMs: options.everyMs, json: options.json });
   io.interrupt?.stopOnInterrupt();
   let report: SyncReport;
   try {
@@ -399,10 +523,31 @@ async function apply(
   progress.end();
   const json = redact(reportJson(report));
   await reportTo?.commit(`${jsonText(json, 2)}\n`);
-  const problems = problemLines(report, options.maxRemoved !== undefined);
+  if (options.failed) {
+    const rows = new FailedRows(report, (text) => redact(text) as string);
+    const written = await writeFailed(options.failed, rows, {
+      formatOf: formatOfSource,
+      columnOf: columnOfSources([...options.failed.files.keys()]),
+    });
+    for (const file of written)
+      io.stderr.write(`failed rows: ${file.rows} of ${file.source.type} written to ${file.path}\n`);
+  }
+  if (options.ids !== undefined) {
+    const { writeIdsFile } = await import('./ids');
+    await writeIdsFile(options.ids, options.journal, options.tenant);
+  }
+  const problems = problemLines(
+    report,
+    options.maxRemoved !== undefined,
+    options.summary ? SUMMARY_ENTRIES : undefined,
+  );
   if (problems.length) io.stderr.write(`${problems.join('\n')}\n`);
   if (io.stdout.isTTY) await write(io.stdout, `${reportLine(report)}\n`);
-  else await write(io.stdout, `${jsonText(json)}\n`);
+  else
+    await write(
+      io.stdout,
+      `${jsonText(options.summary ? summaryJson(json as Record<string, unknown>, SUMMARY_ENTRIES) : json)}\n`,
+    );
   return report.failed.length || report.inDoubt.length || report.refusedRemovals.length ? EXIT.incomplete : EXIT.ok;
 }
 

@@ -2,8 +2,10 @@ import type { Readable } from 'node:stream';
 import { nearest } from '../../internal/endpoint/suggest';
 import { SOURCE_FAULT } from '../../sync/source-fault';
 import { columnsOf, type SourceType, type TypeColumns } from './columns';
+import { FAILED_COLUMNS } from './failed-columns';
 import { plainValue } from './mapping/convert';
 import type { TypeMap } from './mapping/load';
+import { withRaw } from './raw-record';
 import { SourceError, shown } from './source-error';
 import { decodedStream, type TextFormat } from './text-file';
 
@@ -63,6 +65,8 @@ function headerOf(
   format: TextFormat,
 ): (string | undefined)[] {
   cells.forEach((name, i) => {
+    // The columns a --failed file adds: it loads again as it is, once fixed.
+    if (FAILED_COLUMNS.includes(name)) return;
     if (!columns.names.includes(name)) {
       const near = nearest(name, columns.names);
       const hint = near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : '';
@@ -205,6 +209,8 @@ export async function* csvRows(input: Readable, source: CsvInput): AsyncGenerato
   const references = new Set(columns.references);
   let header: (string | undefined)[] | undefined;
   let mapped: Map<string, number> | undefined;
+  // The header row as read: a --failed file starts with it.
+  let headerText = '';
   // csv-parse counts a row's lines once it has read the line end after it; the last row may have none.
   let next = 1;
   const lineOf = (raw: string, lines: number) => {
@@ -220,26 +226,27 @@ export async function* csvRows(input: Readable, source: CsvInput): AsyncGenerato
       // csv-parse's raw text may hold the line ends around the row (of a blank line skipped too).
       const raw = row.raw.replace(/^[\r\n]+|\r?\n?$/g, '').replace(/\r$/, '');
       if (!header) {
-        header = [...cells];
+        header = cells.map((name) => (FAILED_COLUMNS.includes(name) ? undefined : name));
+        headerText = raw;
         if (map) mapped = mappedHeader(cells, map, file, format);
         else headerOf(cells, columns, file, format);
         continue;
       }
       if (map && mapped) {
-        yield { record: mappedRecord(cells, map, mapped), raw, line };
+        yield { record: withRaw(mappedRecord(cells, map, mapped), { text: raw, header: headerText }), raw, line };
         continue;
       }
       const record: Record<string, unknown> = {};
       const data: Record<string, unknown> = {};
       for (let i = 0; i < cells.length; i++) {
         const cell = cells[i] as string;
-        const name = header[i] as string;
-        if (cell === '') continue;
+        const name = header[i];
+        if (cell === '' || name === undefined) continue;
         if (name === 'key' || references.has(name)) record[name] = cell;
         else data[name] = plainValue(fields.get(name), cell);
       }
       record.data = data;
-      yield { record, raw, line };
+      yield { record: withRaw(record, { text: raw, header: headerText }), raw, line };
     }
     // An empty export is more likely cut short than meant: with --removed deactivate, an empty
     // list would deactivate every record of its type.

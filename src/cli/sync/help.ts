@@ -10,12 +10,14 @@ const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
     "the journal's tenants, a run lock held and its age, last runs (live, ended, killed), and records in flight, in doubt or failed",
   resolve:
     'settle records in doubt: one (--id it has, or --absent), a file of them (--from), or by an export (--match)',
+  ids: 'print type,key,crmId of every record the journal maps to the CRM (CSV; NDJSON with --json)',
 };
 
 const USAGES: Readonly<Record<SyncCommand, string>> = {
-  plan: 'crm sync plan (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--removed keep|deactivate] [--max-removed <n|n%>] [options]',
+  plan: 'crm sync plan (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--removed keep|deactivate] [--max-removed <n|n%>] [--summary] [--allow-invalid] [options]',
   apply:
-    'crm sync apply (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [options]',
+    'crm sync apply (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [--failed <path>] [--ids <file.csv>] [--summary] [--progress-every <seconds>] [--json] [options]',
+  ids: 'crm sync ids (--journal <path> | --postgres [<url>] [--schema <name>]) [--tenant <id>] [--json]',
   status: 'crm sync status (--journal <path> | --postgres [<url>] [--schema <name>]) [options]',
   resolve:
     'crm sync resolve (--journal <path> | --postgres [<url>] [--schema <name>]) (--type <type> --key <key> (--id <crm-id> | --absent) | --from <file> | --type <type> --match <export.csv> [--absent-if-missing] [--apply]) [--force] [options]',
@@ -64,6 +66,30 @@ is never taken. A dry run unless --apply. Exit 9 while records stay in doubt, 0 
 A record must have one of its type's identifying fields among the export's columns:
 ${SOURCE_TYPES.map((type) => `  ${type}: ${SENT_FIELDS[type].join(', ')}`).join('\n')}`;
 
+const EXIT_TEXT = `Exit codes (those of crm --help):
+  0   done: every record synced, or a plan with nothing invalid or blocked
+  2   bad usage or a bad file: nothing was sent
+  3   the API key or tenant was refused
+  9   apply finished, but some records failed or are in doubt, or removals were refused: load the
+      --failed file once fixed, and settle what is in doubt (crm sync status, crm sync resolve)
+  10  another run holds the journal's lock: try again later
+  11  the journal is corrupt, not a journal, or written by a newer crm: restore it from a backup
+  12  the journal cannot be opened or written (the message says why: a missing directory, no
+      write permission, a database out of reach)
+  13  plan found invalid or blocked records (--allow-invalid exits 0 for them)`;
+
+const FAILED = `--failed <path>: after the run, each source row that failed or was invalid (and each held back
+because its parent failed) is written as it was read, with two columns added: error (why) and
+field (the field, by its source column). CSV keeps its delimiter and encoding; NDJSON gets "error"
+and "field" properties. With one source <path> is a file; with several, a directory holding a file
+per source that had failed rows, named as the source. A source with no failed row gets no file
+(an old one is removed). Fix the rows and load the file again: the error and field columns are
+ignored. A key repeated in the source: its first row is the one synced, and each repeat is refused.
+--ids <file.csv>: after the run, type,key,crmId of every record the journal maps (crm sync ids
+prints the same), which crm sync resolve --from reads back.
+Progress: on a terminal, one live line; off one (cron, a container's log), a line every 10 s
+(--progress-every), as NDJSON with --json. --summary: the counts and the first 5 of each problem.`;
+
 /** `crm sync --help`: the commands, the sources and every type's columns. */
 export const syncHelp = (): string =>
   `${[
@@ -72,7 +98,7 @@ export const syncHelp = (): string =>
     `Commands:\n${columns(Object.entries(SUMMARIES).map(([name, summary]) => [name, summary]))}`,
     SOURCES,
     csvColumns(),
-    'Exit codes: those of crm --help, and 9 when apply finished but some records failed or are in doubt,\nor the removals of a type were refused.',
+    EXIT_TEXT,
     'Run crm sync <command> --help for its options.',
   ].join('\n\n')}\n`;
 
@@ -85,6 +111,17 @@ export const syncCommandHelp = (command: SyncCommand): string => {
   ];
   if (command === 'plan' || command === 'apply') sections.push(REMOVALS, SOURCES, csvColumns());
   if (command === 'resolve') sections.push(RESOLVE);
+  if (command === 'plan') {
+    sections.push(
+      'Exit 13 when the plan finds invalid or blocked records (apply would not load them): --allow-invalid\nexits 0 for them. --summary prints the counts and the first 5 entries of each action.',
+    );
+  }
+  if (command === 'ids') {
+    sections.push(
+      "Prints type,key,crmId of every record the journal maps (synced or deactivated), for the tenant of\n--tenant or CRM_TENANT_ID, or the journal's only one. Reads the journal only; no API key needed.",
+    );
+  }
+  if (command === 'apply') sections.push(FAILED);
   if (command === 'apply') {
     sections.push(
       'On a terminal, stderr shows one live progress line. Ctrl-C stops after the requests in flight\nhave answered; a second Ctrl-C stops at once. Either way the next apply resumes.\nExit 9: finished, but some records failed or are in doubt, or the removals of a type were refused\n(listed on stderr).',

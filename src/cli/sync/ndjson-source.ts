@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { jsonFaultOf } from '../../internal/endpoint/json-fault';
+import { withRaw } from './raw-record';
 import { SourceError } from './source-error';
 
 /** The longest NDJSON line read: a record is far smaller, and memory must stay bounded. */
@@ -48,5 +49,5 @@ function recordOf(raw: string, file: string, line: number): Record<string, unkno
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new SourceError(file, line, 1, 'not a JSON object ({ "key": ..., "data": { ... } })');
   }
-  return value as Record<string, unknown>;
+  return withRaw(value as Record<string, unknown>, { text, header: undefined });
 }

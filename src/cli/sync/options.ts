@@ -59,6 +59,11 @@ export const syncOptions = {
     ...readOptions,
     ...removedOption,
     json: { type: 'boolean', help: 'the plan as NDJSON (one entry a line, then the counts), even on a terminal' },
+    summary: { type: 'boolean', help: 'only the counts and the first 5 entries of each action' },
+    'allow-invalid': {
+      type: 'boolean',
+      help: 'exit 0 even when records are invalid or blocked (by default such a plan exits 13)',
+    },
     ...connectionOptions,
   },
   apply: {
@@ -73,11 +78,33 @@ export const syncOptions = {
       help: 'records in doubt the API cannot look for (accounts, opportunities, activities not of an opportunity): listed (default), or created again, accepting a duplicate',
     },
     report: { type: 'string', value: '<file>', help: 'write the run report there, as JSON' },
+    failed: {
+      type: 'string',
+      value: '<path>',
+      help: "write each failed or invalid row as read, with error and field columns, in the source's format: a file (one source) or a directory (a file per source); fixed, it loads again",
+    },
+    ids: {
+      type: 'string',
+      value: '<file.csv>',
+      help: 'write type,key,crmId of every record the journal maps, after the run',
+    },
+    summary: { type: 'boolean', help: 'only the counts and the first 5 of each problem (failed, in doubt, skipped)' },
+    'progress-every': {
+      type: 'string',
+      value: '<seconds>',
+      help: 'off a terminal, a progress line on stderr this often (default: 10; 0: none)',
+    },
+    json: { type: 'boolean', help: 'progress lines as NDJSON' },
     ...connectionOptions,
   },
   status: {
     ...journalOption,
     json: { type: 'boolean', help: 'as NDJSON (one tenant a line), even on a terminal' },
+    ...connectionOptions,
+  },
+  ids: {
+    ...journalOption,
+    json: { type: 'boolean', help: 'as NDJSON ({"type","key","crmId"} a line) instead of CSV' },
     ...connectionOptions,
   },
   resolve: {

@@ -30,22 +30,54 @@ function progressText(facts: ProgressFacts, total: number | undefined): string {
   return `${facts.type} ${done}  ${n(facts.created)} created  ${n(facts.updated)} updated  ${n(facts.unchanged)} unchanged  ${n(facts.failed)} failed  ${n(facts.inDoubt)} in doubt  ${n(facts.perSecond)}/s${eta}`;
 }
 
+/** How progress is told off a terminal: a line every `everyMs` (0: none), as text or NDJSON. */
+export interface HeartbeatOptions {
+  readonly everyMs: number;
+  readonly json: boolean;
+}
+
 /**
- * The live progress line of `crm sync apply`, redrawn in place on stderr: only when a person
- * watches stderr (a terminal); a file or a pipe gets none of it.
+ * The progress of `crm sync apply` on stderr. On a terminal, one live line redrawn in place; off
+ * one (cron, a container's log), a line every `everyMs`, so that a log shows the job is alive
+ * even while it waits (for the server's pace, or records in doubt), as text or as NDJSON.
  */
 export class SyncProgressLine {
   readonly #stderr: Streams['stderr'] | undefined;
   readonly #totals: ReadonlyMap<string, number>;
   #shown = false;
+  #last: ProgressFacts | undefined;
+  readonly #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #started = Date.now();
 
-  constructor(stderr: Streams['stderr'], totals: ReadonlyMap<string, number>) {
+  constructor(
+    stderr: Streams['stderr'],
+    totals: ReadonlyMap<string, number>,
+    heartbeat: HeartbeatOptions = { everyMs: 0, json: false },
+  ) {
     this.#stderr = stderr.isTTY ? stderr : undefined;
     this.#totals = totals;
+    if (!stderr.isTTY && heartbeat.everyMs > 0) {
+      this.#timer = setInterval(() => stderr.write(this.#beat(heartbeat.json)), heartbeat.everyMs);
+      // A heartbeat never holds the process open.
+      this.#timer.unref?.();
+    }
+  }
+
+  /** One heartbeat line: where the run stands, or that it is starting (settling records in doubt, reading). */
+  #beat(json: boolean): string {
+    const elapsedSeconds = Math.round((Date.now() - this.#started) / 1000);
+    const facts = this.#last;
+    if (json) {
+      const total = facts ? this.#totals.get(facts.type) : undefined;
+      return `${JSON.stringify({ event: 'progress', elapsedSeconds, ...(facts ?? {}), ...(total === undefined ? {} : { total }) })}\n`;
+    }
+    const where = facts ? progressText(facts, this.#totals.get(facts.type)) : 'starting';
+    return `crm sync apply [${duration(elapsedSeconds)}]: ${where}\n`;
   }
 
   /** The engine's `onProgress`: at most 4 times a second. */
   readonly update = (facts: ProgressFacts): void => {
+    this.#last = facts;
     if (!this.#stderr) return;
     // \r and "erase line": the line is redrawn in place, never scrolled.
     this.#stderr.write(`\r\x1b[K${progressText(facts, this.#totals.get(facts.type))}`);
@@ -54,6 +86,7 @@ export class SyncProgressLine {
 
   /** Ends the line, so that what follows starts on a line of its own. */
   end(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
     if (!this.#stderr || !this.#shown) return;
     this.#stderr.write('\n');
     this.#shown = false;

@@ -1,5 +1,6 @@
 import type { SyncPlan, SyncPlanEntry, SyncRefusedRemoval, SyncReport } from '../../sync';
 import { escaped, jsonText } from '../output';
+import { isRepeat } from './failed-rows';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it finds
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
@@ -107,28 +108,61 @@ export function reportJson(report: SyncReport): Record<string, unknown> {
   return { ...report, failed: report.failed.map(({ type, key, error }) => ({ type, key, error: errorJson(error) })) };
 }
 
-/** The report's counts, for a person. */
-export const reportLine = (report: SyncReport): string =>
-  `Done: ${report.created} created, ${report.updated} updated, ${report.unchanged} unchanged, ${report.deactivated} deactivated, ${report.failed.length} failed, ${report.inDoubt.length} in doubt, ${report.skipped.length} skipped.`;
+/** The report's counts, for a person: a key's repeats in the source are told apart from the records that failed. */
+export function reportLine(report: SyncReport): string {
+  const repeats = report.failed.filter(({ error }) => isRepeat(error)).length;
+  const failed = report.failed.length - repeats;
+  return `Done: ${report.created} created, ${report.updated} updated, ${report.unchanged} unchanged, ${report.deactivated} deactivated, ${failed} failed, ${repeats ? `${repeats} repeated in the source (refused), ` : ''}${report.inDoubt.length} in doubt, ${report.skipped.length} skipped.`;
+}
 
-/** Each record that failed or is in doubt, and each type whose removals were refused, a line each (stderr). */
-export function problemLines(report: SyncReport, maxRemovedGiven = false): string[] {
+/**
+ * The report JSON for `--summary`: its counts, and the first `most` of each list (failed, in doubt,
+ * skipped) with the number of each in `totals`.
+ */
+export function summaryJson(json: Record<string, unknown>, most: number): Record<string, unknown> {
+  const totals: Record<string, number> = {};
+  const cut: Record<string, unknown> = { ...json };
+  for (const list of ['failed', 'inDoubt', 'skipped']) {
+    const items = Array.isArray(json[list]) ? (json[list] as unknown[]) : [];
+    totals[list] = items.length;
+    cut[list] = items.slice(0, most);
+  }
+  return { ...cut, totals };
+}
+
+/** The first `most` lines of a list, then how many more there are. */
+function firstOf(lines: string[], most: number | undefined, what: string): string[] {
+  if (most === undefined || lines.length <= most) return lines;
+  return [...lines.slice(0, most), `… and ${lines.length - most} more ${what}`];
+}
+
+/**
+ * Each record that failed or is in doubt, and each type whose removals were refused, a line each
+ * (stderr); `most`: only the first of each (--summary). A key repeated in the source is said as
+ * such: its first row is the one the run took, and the repeats were refused, not sent.
+ */
+export function problemLines(report: SyncReport, maxRemovedGiven = false, most?: number): string[] {
   const took = report.lockTakenOver;
+  const failed = report.failed.map(({ type, key, error }) => {
+    if (isRepeat(error)) {
+      return `refused ${type} ${valueText(key)}: repeated in the source; its first row is the one this run took, this repeat was not sent`;
+    }
+    const { requestId } = error as { requestId?: unknown };
+    const id = typeof requestId === 'string' ? ` (request ${valueText(requestId)})` : '';
+    return `failed ${type} ${valueText(key)}: ${valueText(String(error.message).replace(/\s*\n\s*/g, ' '), 400)}${id}`;
+  });
+  const inDoubt = report.inDoubt.map(
+    ({ type, key, requestId, sent }) =>
+      `in doubt ${type} ${valueText(key)}${sentText(sent)}${requestId ? ` (request ${valueText(requestId)})` : ''}: may have been created; find it, then crm sync resolve`,
+  );
   return [
     ...(took
       ? [
           `lock: taken over from run ${valueText(took.runId)}, which had stopped renewing it (its process died or stalled past the lease)`,
         ]
       : []),
-    ...report.failed.map(({ type, key, error }) => {
-      const { requestId } = error as { requestId?: unknown };
-      const id = typeof requestId === 'string' ? ` (request ${valueText(requestId)})` : '';
-      return `failed ${type} ${valueText(key)}: ${valueText(String(error.message).replace(/\s*\n\s*/g, ' '), 400)}${id}`;
-    }),
-    ...report.inDoubt.map(
-      ({ type, key, requestId, sent }) =>
-        `in doubt ${type} ${valueText(key)}${sentText(sent)}${requestId ? ` (request ${valueText(requestId)})` : ''}: may have been created; find it, then crm sync resolve`,
-    ),
+    ...firstOf(failed, most, 'failed or refused'),
+    ...firstOf(inDoubt, most, 'in doubt'),
     ...report.refusedRemovals.map(
       (refusal) => `refused ${refusal.type} removals, none sent: ${refusalText(refusal, maxRemovedGiven)}`,
     ),

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeText } from '../../../src/cli/sync/text-file';
@@ -184,5 +184,45 @@ describe("crm sync loads an ERP's day-1 export with one mapping file", () => {
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ created: 0, updated: 0, unchanged: 10 });
     expect(f.server.fake.requests.slice(sent).filter((r) => r.method !== 'GET')).toHaveLength(0);
+  });
+});
+
+describe('--failed of a mapped export', () => {
+  it("writes the bad rows as they came (';', Windows-1252, CRLF, the ERP's columns), and the file fixed loads the rest", async () => {
+    const journal = join(f.dir, 'acme.db');
+    const map = f.file('erp-map.json', JSON.stringify({ accounts: MAPPING.accounts }, null, 2));
+    const accounts = cp1252('Kunden.csv', [
+      'Kundennr;Firma;Umsatz;Status;Ort;Mitarbeiter;Bemerkung',
+      'K-1;Müller & Söhne GmbH;1.200.000,50;aktiv;Köln;120;',
+      'K-2;Bäckerei Weiß;12.345,00;verkauft;Straßburg;8;€ offen',
+      'K-3;;0,99;aktiv;Zürich;;',
+    ]);
+    const failed = join(f.dir, 'Kunden-fehler.csv');
+    const first = await runCrm(
+      ['sync', 'apply', '--journal', journal, '--map', map, '--accounts', accounts, '--failed', failed],
+      f.env,
+    );
+    expect(first.code).toBe(9);
+    expect(f.server.fake.store.accounts.size).toBe(1);
+    const written = readFileSync(failed);
+    // Windows-1252 bytes: ß is 0xDF and € 0x80, never UTF-8's two and three bytes.
+    expect(written.includes(Buffer.from([0xdf]))).toBe(true);
+    expect(written.includes(Buffer.from('ß', 'utf8'))).toBe(false);
+    const text = new TextDecoder('windows-1252').decode(written);
+    const lines = text.split('\r\n');
+    expect(lines[0]).toBe('Kundennr;Firma;Umsatz;Status;Ort;Mitarbeiter;Bemerkung;error;field');
+    expect(lines[1]).toMatch(
+      /^K-2;Bäckerei Weiß;12\.345,00;verkauft;Straßburg;8;€ offen;"Invalid record: data\.status: ""verkauft"" is not in the values map.*";Status$/,
+    );
+    expect(lines[2]).toMatch(/^K-3;;0,99;aktiv;Zürich;;;.*;Firma$/);
+    expect(lines.slice(3)).toEqual(['']);
+
+    // The user fixes the two rows in the file as it is, and loads it again.
+    const fixed = text.replace(';verkauft;', ';inaktiv;').replace('K-3;;', 'K-3;Zürcher AG;');
+    writeFileSync(failed, encodeText(fixed, 'windows-1252'));
+    const second = await runCrm(['sync', 'apply', '--journal', journal, '--map', map, '--accounts', failed], f.env);
+    expect(second.code).toBe(0);
+    const names = [...f.server.fake.store.accounts.values()].map((a) => a.name).sort();
+    expect(names).toEqual(['Bäckerei Weiß', 'Müller & Söhne GmbH', 'Zürcher AG']);
   });
 });
