@@ -14,9 +14,9 @@ const SUMMARIES: Readonly<Record<SyncCommand, string>> = {
 };
 
 const USAGES: Readonly<Record<SyncCommand, string>> = {
-  plan: 'crm sync plan (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--removed keep|deactivate] [--max-removed <n|n%>] [--summary] [--allow-invalid] [options]',
+  plan: 'crm sync plan (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] [--contacts <file>] [--opportunities <file>] [--activities <file>] [--map <file.json>] [--delimiter , | ; | tab] [--encoding <encoding>] [--removed keep|deactivate] [--max-removed <n|n%>] [--summary] [--allow-invalid] [options]',
   apply:
-    'crm sync apply (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] ... [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [--failed <path>] [--ids <file.csv>] [--summary] [--progress-every <seconds>] [--json] [options]',
+    'crm sync apply (--journal <path> | --postgres [<url>] [--schema <name>]) [--accounts <file>] ... [--map <file.json>] [--delimiter , | ; | tab] [--encoding <encoding>] [--removed keep|deactivate] [--max-removed <n|n%>] [--concurrency <n>] [--in-doubt report|recreate] [--report <file>] [--failed <path>] [--ids <file.csv>] [--summary] [--progress-every <seconds>] [--json] [options]',
   ids: 'crm sync ids (--journal <path> | --postgres [<url>] [--schema <name>]) [--tenant <id>] [--json]',
   status: 'crm sync status (--journal <path> | --postgres [<url>] [--schema <name>]) [options]',
   resolve:
@@ -47,9 +47,50 @@ the rest goes on, exit 9) unless --max-removed allows them (50, or 5%). A list w
 all is refused before anything is sent (exit 2) unless --max-removed is given.`;
 
 const SOURCES = `Sources: a .csv file is CSV (RFC 4180, a header of the columns below, an empty cell is an absent
-field, UTF-8, a byte order mark and CRLF taken); any other is NDJSON, one record a line:
+field, CRLF taken); any other is NDJSON, one record a line:
 { "key": ..., "data": { ... }, "accountKey"?, "contactKey"?, "opportunityKey"? }. Standard input
-(-) is read by its first character, for one list at most. A bad file exits 2 before anything is sent.`;
+(-) is read by its first character, for one list at most. A bad file exits 2 before anything is sent,
+and so does a file without a column of a required field. The separator is the one the header line
+uses (, ; or tab) unless --delimiter says; the encoding UTF-8 unless --encoding says (latin1,
+windows-1252, utf-16le), a byte order mark deciding (a head that is not UTF-8 is read as
+windows-1252, said on stderr). A compressed or binary file is refused as such (gzip, xlsx).`;
+
+const MAPPING = `Mapping an ERP export (--map erp-map.json): each type's "key" column, its reference columns
+(accountKey, contactKey, opportunityKey) and its "fields", by SDK name. A field is a column name, or
+{ "column" | "value", and at most one of "date", "number", "boolean", "values" }:
+  {
+    "$schema": "./node_modules/crm-integration-sdk/sync-map.schema.json",
+    "accounts": {
+      "key": "Kundennr", "delimiter": ";", "encoding": "windows-1252",
+      "fields": {
+        "name": "Firma",
+        "annualRevenue": { "column": "Umsatz", "number": { "decimal": ",", "thousands": "." } },
+        "status": { "column": "Status", "values": { "aktiv": "active", "inaktiv": "inactive" } },
+        "industry": { "value": "Wholesale" }
+      }
+    },
+    "contacts": {
+      "key": "PersNr", "accountKey": "Kundennr",
+      "fields": { "isPrimary": { "column": "Haupt", "boolean": { "true": ["J", "ja"], "false": ["N", "nein"] } } }
+    },
+    "opportunities": {
+      "key": "AuftragNr", "accountKey": "Kundennr",
+      "fields": {
+        "name": "Bezeichnung",
+        "expectedCloseDate": { "column": "Abschluss", "date": { "format": "dd.MM.yyyy", "timeZone": "Europe/Berlin" } }
+      }
+    }
+  }
+"date": Unicode tokens as date-fns reads them (dd.MM.yyyy, yyyy-MM-dd HH:mm) in an IANA zone; a date
+alone is that day's midnight there; sent with the zone's offset (2027-01-31T00:00:00+01:00); a time
+the clock skips is invalid. "number": groups of three between thousands separators (1.200.000,50).
+"boolean" and "values": matched trimmed and without regard to case; a value not listed makes its
+record invalid, naming it. Cells are trimmed unless "trim": false; an empty cell leaves the field
+out unless "empty": "empty-string" (on a type or a field). "delimiter" and "encoding" on a type
+apply to its file, over the flags. A type without a mapping reads its columns by field name; one
+with a mapping reads only the columns it names. An unknown key or field, a transform the field's
+type does not take, a zone that does not exist or a format date-fns cannot read exits 2 at start;
+a mapped column missing from the header exits 2 before anything is sent, naming file, column, field.`;
 
 const RESOLVE = `--from <file>: CSV with a header (type,key,crmId; id is read as crmId; other columns ignored, so
 a file of type,key,crmId as written for the journal's ids is taken as it is) or NDJSON
@@ -97,6 +138,7 @@ export const syncHelp = (): string =>
     'Loads and syncs a tenant from CSV or NDJSON files, through crm-integration-sdk/sync: a journal keeps\nwhat was synced, so a re-run sends only what changed and a crash never duplicates a record.',
     `Commands:\n${columns(Object.entries(SUMMARIES).map(([name, summary]) => [name, summary]))}`,
     SOURCES,
+    MAPPING,
     csvColumns(),
     EXIT_TEXT,
     'Run crm sync <command> --help for its options.',
@@ -109,7 +151,7 @@ export const syncCommandHelp = (command: SyncCommand): string => {
     `${SUMMARIES[command]}.`,
     `Options:\n${columns(optionRows(syncOptions[command]))}`,
   ];
-  if (command === 'plan' || command === 'apply') sections.push(REMOVALS, SOURCES, csvColumns());
+  if (command === 'plan' || command === 'apply') sections.push(REMOVALS, SOURCES, MAPPING, csvColumns());
   if (command === 'resolve') sections.push(RESOLVE);
   if (command === 'plan') {
     sections.push(

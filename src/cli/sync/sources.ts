@@ -155,14 +155,15 @@ export async function openSources(
         await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));
       }
       const map = read.map?.get(type);
+      const format = await formatOf(path, file);
       // A binary or compressed file is refused as such whatever its name, not as a bad row.
       const text = await textFormatOf(
         path,
         file,
         { delimiter: map?.delimiter ?? read.delimiter, encoding: map?.encoding ?? read.encoding },
-        read.warn,
+        // NDJSON is UTF-8 whatever its head: only a CSV file is read as windows-1252.
+        format === 'csv' ? read.warn : () => {},
       );
-      const format = await formatOf(path, file);
       if (format === 'ndjson' && map) {
         throw new SourceError(file, undefined, undefined, `--map maps CSV columns, and this is NDJSON`);
       }

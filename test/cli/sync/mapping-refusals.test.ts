@@ -25,6 +25,8 @@ async function plan(mapping: unknown, accounts = ACCOUNTS, more: readonly string
   return { code: run.code, message, lines, sent, stderr: run.stderr, map, file };
 }
 
+const message = (run: { stderr: string }) => JSON.parse(run.stderr).message as string;
+
 const accounts = (fields: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
   accounts: { key: 'Kundennr', fields: { name: 'Firma', ...fields }, ...more },
 });
@@ -137,6 +139,25 @@ describe('crm sync refuses a hostile or mistaken mapping file at start (exit 2, 
     expect(plain.code).toBe(0);
   });
 
+  it('refuses a mapping file that is missing or not JSON, and a mapping for an NDJSON source', async () => {
+    const file = f.file('Kunden.csv', ACCOUNTS);
+    const missing = `${f.dir}/nowhere.json`;
+    const gone = await runCrm(
+      ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--map', missing, '--accounts', file],
+      f.env,
+    );
+    expect([gone.code, message(gone)]).toEqual([2, `--map ${missing}: cannot read the file (ENOENT)`]);
+    const run = await plan('{"accounts": {"key": "Kundennr",');
+    expect([run.code, run.message]).toEqual([2, `--map ${run.map}: not valid JSON`]);
+    const ndjson = f.file('accounts.ndjson', '{"key":"C-1","data":{"name":"Acme"}}\n');
+    const map = f.file('m.json', JSON.stringify(accounts({})));
+    const mixed = await runCrm(
+      ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--map', map, '--accounts', ndjson],
+      f.env,
+    );
+    expect([mixed.code, message(mixed)]).toEqual([2, `${ndjson}: --map maps CSV columns, and this is NDJSON`]);
+  });
+
   it('takes a values map of 50,000 entries', async () => {
     const values = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`code-${i}`, 'prospect']));
     const run = await plan(accounts({ status: { column: 'Status', values: { ...values, aktiv: 'active' } } }));
@@ -200,7 +221,8 @@ describe('a mapped cell that cannot be read makes its record invalid, naming the
       ],
       f.env,
     );
-    expect(run.code).toBe(0);
+    // (Its exit code is issue 47's item 4: a plan with invalid records.)
+    expect(run.stderr).toBe('');
     const entries = run.stdout
       .trim()
       .split('\n')
