@@ -21,6 +21,3 @@ export function withRaw(record: SourceRecord, raw: RawText): SourceRecord {
 /** The text a record was read from, when its reader kept it. */
 export const rawOf = (record: SourceRecord): RawText | undefined =>
   (record as Record<symbol, RawText | undefined>)[RAW];
-
-/** A record's row text without the line end csv-parse leaves on either side of it (`\r`, an empty line's `\n`). */
-export const rowText = (raw: string): string => raw.replace(/^[\r\n]+|[\r\n]+$/g, '');
