@@ -130,13 +130,24 @@ describe('crm sync refuses a hostile or mistaken mapping file at start (exit 2, 
       `${file}:1: the header has no "name" column, which every account needs`,
     ]);
     expect(f.server.fake.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
-    // An opportunity's accountId is given by its accountKey column.
+    // An opportunity's accountId is given by its accountKey column: the file is read, and its one
+    // record planned as invalid for what it names (no account C-1), which --allow-invalid lets exit 0.
     const deals = f.file('deals.csv', 'key,accountKey,name\nD-1,C-1,Deal\n');
     const plain = await runCrm(
-      ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--opportunities', deals, '--json'],
+      ['sync', 'plan', '--journal', `${f.dir}/j.db`, '--opportunities', deals, '--json', '--allow-invalid'],
       f.env,
     );
     expect(plain.code).toBe(0);
+    const [entry, last] = plain.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(entry).toMatchObject({
+      key: 'D-1',
+      action: 'invalid',
+      reason: expect.stringMatching(/No account has key "C-1"/),
+    });
+    expect(last.counts).toMatchObject({ create: 0, invalid: 1 });
   });
 
   it('refuses a mapping file that is missing or not JSON, and a mapping for an NDJSON source', async () => {
