@@ -30,11 +30,22 @@ const SyncGenerationSchema = z
   );
 
 /**
- * The generation a run joins (see {@link SyncRunOptions.generation}): `id` names the pass (a
- * date, `'2026-12-03'`), `slices` how many slices it has, `slice` which one this run is (from 0
- * to `slices - 1`).
+ * The generation a run joins (see {@link SyncRunOptions.generation}): one complete pass over a
+ * tenant's source, made of many slices.
  */
-export type SyncGeneration = Readonly<z.infer<typeof SyncGenerationSchema>>;
+export interface SyncGeneration {
+  /** Names the pass (a date, `'2026-12-03'`): 1 to 200 characters. */
+  readonly id: string;
+  /** How many slices the pass has: 1 to {@link MAX_GENERATION_SLICES}. */
+  readonly slices: number;
+  /** Which slice this run is: from 0 to `slices - 1`. */
+  readonly slice: number;
+}
+
+// The schema checks exactly this shape: the interface is written out for the reader of the docs.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaIsTheType: Same<Readonly<z.infer<typeof SyncGenerationSchema>>, SyncGeneration> = true;
+void schemaIsTheType;
 
 /** `generation` checked, or a `CrmValidationError` naming each bad field (`generation.slice`...). */
 function checkGeneration(value: unknown): SyncGeneration {
