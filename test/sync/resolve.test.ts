@@ -193,7 +193,11 @@ describe('sync.resolve(records)', () => {
   });
 });
 
-test("sync.resolve(records) on a shared journal refuses a key another live run's claim holds: it is being created now", async () => {
+/**
+ * A shared journal where M0 and M1 were being created: M0's run died (no claim holds it), M1's
+ * live run still claims it.
+ */
+async function sharedWithM1Claimed() {
   const store = memoryJournal();
   const { sync, fake } = await syncHarness({
     journal: withClaims(store, {
@@ -217,6 +221,11 @@ test("sync.resolve(records) on a shared journal refuses a key another live run's
       { type: 'accounts', key: 'M1', ...sending },
     ],
   });
+  return { sync, fake, store };
+}
+
+test("sync.resolve(records) on a shared journal refuses a key another live run's claim holds: it is being created now", async () => {
+  const { sync, fake, store } = await sharedWithM1Claimed();
 
   await expect(
     sync.resolve([
@@ -228,24 +237,7 @@ test("sync.resolve(records) on a shared journal refuses a key another live run's
 });
 
 test("sync.resolve(type, key, …) on a shared journal refuses a key another live run's claim holds, as absent or found", async () => {
-  const store = memoryJournal();
-  const { sync, fake } = await syncHarness({
-    journal: withClaims(store, {
-      held: async (_tenant, _runId, _type, keys) =>
-        new Map(keys.filter((k) => k === 'M1').map((k) => [k, Date.now() + 30_000])),
-    }),
-  });
-  await store.open();
-  const sending = {
-    state: 'sending' as const,
-    crmId: undefined,
-    hash: 'h',
-    data: '{"name":"Many 1"}',
-    attemptedAt: undefined,
-    requestId: undefined,
-    runId: 'run_other',
-  };
-  await store.write(fake.tenantId, { put: [{ type: 'accounts', key: 'M1', ...sending }] });
+  const { sync, fake, store } = await sharedWithM1Claimed();
 
   for (const crmId of [null, 'acc_1']) {
     await expect(sync.resolve('accounts', 'M1', crmId, { force: true })).rejects.toThrow(
