@@ -6,7 +6,7 @@ import { FAILED_COLUMNS } from './failed-columns';
 import { plainValue } from './mapping/convert';
 import type { TypeMap } from './mapping/load';
 import { withRaw } from './raw-record';
-import { SourceError, shown } from './source-error';
+import { SourceError, shown, unreadable } from './source-error';
 import { decodedStream, type TextFormat } from './text-file';
 
 /** The longest CSV record read: a 10 MiB cell is taken, a runaway quote does not fill the memory. */
@@ -31,8 +31,7 @@ function csvFault(error: unknown, file: string): SourceError {
     return new SourceError(file, line, at, `not valid CSV: ${what[code]}`);
   }
   // Not csv-parse's: the file could not be read (ENOENT, EISDIR, EACCES).
-  const errno = typeof code === 'string' ? ` (${code})` : '';
-  return new SourceError(file, undefined, undefined, `cannot read the file${errno}`);
+  return unreadable(file, error);
 }
 
 /** The data fields a record of `type` must have, and the reference column that may stand for one. */

@@ -6,7 +6,7 @@ import { EXIT } from '../failure';
 import { UsageError } from '../usage-error';
 import { SOURCE_TYPES } from './columns';
 import type { SyncContext } from './context';
-import { SourceError, shown } from './source-error';
+import { SourceError, shown, unreadable } from './source-error';
 
 /** The rows of a `--from` file, with the line of each (the header is line 1). */
 interface ResolutionRows {
@@ -118,9 +118,8 @@ async function readResolutions(file: string): Promise<ResolutionRows> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const why = code === 'EISDIR' ? 'a directory: give the file of rows' : 'cannot read the file';
-    throw new SourceError(file, undefined, undefined, `${why}${typeof code === 'string' ? ` (${code})` : ''}`);
+    const directory = (error as { code?: unknown }).code === 'EISDIR';
+    throw unreadable(file, error, directory ? 'a directory: give the file of rows' : undefined);
   }
   const extension = extname(file).toLowerCase();
   const ndjson =

@@ -9,7 +9,7 @@ import { UsageError } from '../usage-error';
 import { absentRefusal } from './absent-guard';
 import type { SyncContext } from './context';
 import { sentText, valueText } from './render';
-import { SourceError } from './source-error';
+import { SourceError, unreadable } from './source-error';
 
 /*
  * `crm sync resolve --match <export.csv> --type <type>`: the records in doubt of a type matched
@@ -111,15 +111,10 @@ async function readExport(file: string, help: string, keep: (column: string) => 
     }
   } catch (error) {
     if (error instanceof SourceError) throw error;
-    const { code, lines } = error as { code?: unknown; lines?: unknown };
+    const { lines } = error as { lines?: unknown };
     // csv-parse's errors say their line; a file that cannot be read (ENOENT, EISDIR) does not.
     if (typeof lines === 'number') throw new SourceError(file, lines, undefined, 'not valid CSV');
-    throw new SourceError(
-      file,
-      undefined,
-      undefined,
-      `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
-    );
+    throw unreadable(file, error);
   } finally {
     input.unpipe(parser);
     input.destroy();

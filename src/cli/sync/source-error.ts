@@ -29,3 +29,12 @@ export class SourceError extends UsageError {
     this.column = column;
   }
 }
+
+/**
+ * A file that cannot be read (missing, a directory, no permission), as a {@link SourceError}
+ * naming the system's code (`cannot read the file (ENOENT)`); `why` says it otherwise.
+ */
+export function unreadable(file: string, error: unknown, why = 'cannot read the file'): SourceError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return new SourceError(file, undefined, undefined, `${why}${typeof code === 'string' ? ` (${code})` : ''}`);
+}

@@ -9,7 +9,7 @@ import { type CsvRow, csvRows } from './csv-source';
 import type { SourceMap, TypeMap } from './mapping/load';
 import type { Delimiter, Encoding } from './mapping/schema';
 import { ndjsonRecords } from './ndjson-source';
-import { SourceError } from './source-error';
+import { SourceError, unreadable } from './source-error';
 import { type TextFormat, textFormatOf } from './text-file';
 
 /** A source record as read: the engine's `{ key, data, ...Key }`, checked by the engine. */
@@ -57,13 +57,7 @@ async function* readRows(
       for await (const record of ndjsonRecords(input, source.file)) yield { record, raw: undefined, line: undefined };
   } catch (error) {
     if (error instanceof SourceError) throw error;
-    const code = (error as { code?: unknown }).code;
-    throw new SourceError(
-      source.file,
-      undefined,
-      undefined,
-      `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
-    );
+    throw unreadable(source.file, error);
   } finally {
     input.destroy();
   }
@@ -93,13 +87,7 @@ async function sniff(path: string, file: string): Promise<'csv' | 'ndjson'> {
       .trimStart();
     return head.startsWith('{') ? 'ndjson' : 'csv';
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new SourceError(
-      file,
-      undefined,
-      undefined,
-      `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
-    );
+    throw unreadable(file, error);
   } finally {
     await handle?.close();
   }

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { Delimiter, Encoding } from './mapping/schema';
-import { SourceError } from './source-error';
+import { SourceError, unreadable } from './source-error';
 
 /** How a CSV source's bytes are text: what a writer of rows "in the source's own format" needs too. */
 export interface TextFormat {
@@ -103,13 +103,7 @@ async function headOf(path: string, file: string): Promise<Uint8Array> {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(HEAD), 0, HEAD, 0);
     return buffer.subarray(0, bytesRead);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new SourceError(
-      file,
-      undefined,
-      undefined,
-      `cannot read the file${typeof code === 'string' ? ` (${code})` : ''}`,
-    );
+    throw unreadable(file, error);
   } finally {
     await handle?.close();
   }
