@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../usage-error';
 import type { SourceType } from './columns';
@@ -7,6 +6,7 @@ import { FAILED_COLUMNS } from './failed-columns';
 import type { FailedRows, RowFailure } from './failed-rows';
 import { type Input, refuseOverwrite } from './paths';
 import { rawOf } from './raw-record';
+import { replaceFile } from './replace-file';
 import { recordsOf, type SourceFile } from './sources';
 import { encodeText, type TextFormat } from './text-file';
 
@@ -191,41 +191,28 @@ async function writeOne(
 ): Promise<number> {
   const { delimiter, encoding, bom, lineEnd } = formatOf(source);
   const writer = writerOf(source, delimiter, lineEnd);
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  let handle: FileHandle | undefined = await open(temporary, 'wx', 0o600);
-  let pending = '';
-  let count = 0;
-  let headed = false;
-  const flush = async () => {
-    if (pending === '') return;
-    await handle?.write(encodeText(pending, encoding));
-    pending = '';
-  };
-  try {
-    if (bom) await handle.write(encodeText('\uFEFF', encoding));
-    for await (const record of recordsOf(source)) {
-      const raw = rawOf(record);
-      if (!headed) {
-        pending += writer.header(raw?.header) ?? '';
-        headed = true;
+  return replaceFile(
+    path,
+    (text) => encodeText(text, encoding),
+    async (write) => {
+      let count = 0;
+      let headed = false;
+      if (bom) await write('\uFEFF');
+      for await (const record of recordsOf(source)) {
+        const raw = rawOf(record);
+        if (!headed) {
+          await write(writer.header(raw?.header) ?? '');
+          headed = true;
+        }
+        const failure = rows.next(source.type, record.key);
+        if (!failure || !raw) continue;
+        const fields = failure.fields.map((field) => columnOf(source.type, field) ?? field).join(', ');
+        await write(writer.row(raw.text, failure, fields));
+        count++;
       }
-      const failure = rows.next(source.type, record.key);
-      if (!failure || !raw) continue;
-      const fields = failure.fields.map((field) => columnOf(source.type, field) ?? field).join(', ');
-      pending += writer.row(raw.text, failure, fields);
-      count++;
-      if (pending.length >= 64 * 1024) await flush();
-    }
-    await flush();
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temporary, path);
-    return count;
-  } finally {
-    await handle?.close().catch(() => {});
-    await unlink(temporary).catch(() => {});
-  }
+      return count;
+    },
+  );
 }
 
 /** A source's format as its reader found it (`--delimiter`, `--encoding`, its BOM); an NDJSON source's is UTF-8. */

@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { access, type FileHandle, open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { access } from 'node:fs/promises';
 import type { SyncJournal, SyncType } from '../../sync';
 import { EXIT } from '../failure';
 import { jsonText, write } from '../output';
@@ -8,6 +6,7 @@ import { UsageError } from '../usage-error';
 import { SOURCE_TYPES } from './columns';
 import type { SyncContext } from './context';
 import { openJournal } from './journal';
+import { replaceFile } from './replace-file';
 
 /** One record the journal maps to the CRM: its type, its key in the source, and its CRM id. */
 interface MappedId {
@@ -39,33 +38,23 @@ const cell = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.repl
 const idsCsvLine = ({ type, key, crmId }: MappedId): string => `${type},${cell(key)},${cell(crmId)}\n`;
 
 /**
- * Writes `--ids <file>`: the ids the journal maps for the tenant, as CSV, into a temporary file
- * beside it that is renamed into place, so that a run that stops leaves the old file whole.
+ * Writes `--ids <file>`: the ids the journal maps for the tenant, as CSV, renamed into place once
+ * whole, so that a run that stops leaves the old file whole.
  */
-export async function writeIdsFile(path: string, journal: SyncJournal, tenant: string): Promise<number> {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  let handle: FileHandle | undefined = await open(temporary, 'wx', 0o600);
-  let count = 0;
-  try {
-    let text = IDS_HEADER;
-    for await (const id of mappedIds(journal, tenant)) {
-      text += idsCsvLine(id);
-      count++;
-      if (text.length >= 64 * 1024) {
-        await handle.write(text);
-        text = '';
+export function writeIdsFile(path: string, journal: SyncJournal, tenant: string): Promise<number> {
+  return replaceFile(
+    path,
+    (text) => Buffer.from(text, 'utf8'),
+    async (write) => {
+      let count = 0;
+      await write(IDS_HEADER);
+      for await (const id of mappedIds(journal, tenant)) {
+        await write(idsCsvLine(id));
+        count++;
       }
-    }
-    await handle.write(text);
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temporary, path);
-    return count;
-  } finally {
-    await handle?.close().catch(() => {});
-    await unlink(temporary).catch(() => {});
-  }
+      return count;
+    },
+  );
 }
 
 /**
