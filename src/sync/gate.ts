@@ -21,11 +21,34 @@ export type Gated<T> =
   | {
       readonly at: 'sent';
       readonly fence: number | undefined;
-      readonly answer: { readonly created: T } | { readonly error: unknown };
+      readonly answer: Answer<T>;
     };
 
 /** Thrown by a gate whose create is another run's: the request must not leave. */
 class ClaimedElsewhere extends Error {}
+
+type Answer<T> = { readonly created: T } | { readonly error: unknown };
+
+/**
+ * Makes the call with a signal of its own carrying `gate` (the gate is this call's; the run's
+ * `signal`, joined, is shared): the record created, or the error the call failed with.
+ */
+async function sendThrough<T>(
+  gate: SendGate,
+  signal: AbortSignal | undefined,
+  send: (options: RequestOptions) => Promise<T>,
+): Promise<Answer<T>> {
+  const options = { signal: unsentOnly(AbortSignal.any(signal ? [signal] : []), undefined, gate) };
+  try {
+    return { created: await send(options) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** A failure that says nothing was done: the request never left. */
+const nothingDone = <T>(answer: Answer<T>): answer is { readonly error: CrmError } =>
+  'error' in answer && answer.error instanceof CrmError && answer.error.sideEffects === 'none';
 
 /**
  * Sends a create whose intent is written at its send gate: once its request has its turn (its
@@ -68,22 +91,13 @@ export async function sendGated<T>(
     // Answered with nothing done and waiting for a retry: not in doubt meanwhile.
     withdraw: () => committer.withdraw(intent),
   };
-  // A signal of the call's own: the gate is this call's, and the run's signal is shared.
-  const options = { signal: unsentOnly(AbortSignal.any(signal ? [signal] : []), undefined, gate) };
-  let answer: { readonly created: T } | { readonly error: unknown };
-  try {
-    answer = { created: await send(options) };
-  } catch (error) {
-    if (refused) return refused;
-    answer = { error };
-  }
+  const answer = await sendThrough(gate, signal, send);
+  if (refused) return refused;
   if (passed) return { at: 'sent', fence: passed.fence, answer };
   // Its gate never passed, though the client passes gates: a failure that says nothing was done
   // never left; anything else is kept as sent (its outcome written, in doubt if unknown), which
   // is never wrong about the CRM.
-  if ('error' in answer && answer.error instanceof CrmError && answer.error.sideEffects === 'none') {
-    return { at: 'unsent', error: answer.error };
-  }
+  if (nothingDone(answer)) return { at: 'unsent', error: answer.error };
   return { at: 'sent', fence: undefined, answer };
 }
 
@@ -158,17 +172,11 @@ async function reservedAhead<T>(
     },
     withdraw: () => committer.withdrawFenced(intent, fence),
   };
-  const options = { signal: unsentOnly(AbortSignal.any(signal ? [signal] : []), undefined, gate) };
-  let answer: { readonly created: T } | { readonly error: unknown };
-  try {
-    answer = { created: await send(options) };
-  } catch (error) {
-    // A journal that failed at the gate stops the run; its reservation lapses with its lease.
-    if (refused) return refused;
-    answer = { error };
-  }
+  const answer = await sendThrough(gate, signal, send);
+  // A journal that failed at the gate stops the run; its reservation lapses with its lease.
+  if (refused) return refused;
   if (passed) return { at: 'sent', fence, answer };
-  if ('error' in answer && answer.error instanceof CrmError && answer.error.sideEffects === 'none') {
+  if (nothingDone(answer)) {
     committer.release(fence);
     return { at: 'unsent', error: answer.error };
   }
