@@ -59,7 +59,7 @@ export class GenerationRun {
       ]);
     }
     const state: SyncGenerationReport['state'] =
-      joined.state === 'removing' ? 'complete' : joined.state === 'done' ? 'complete' : joined.state;
+      joined.state === 'removing' || joined.state === 'done' ? 'complete' : joined.state;
     return new GenerationRun(journal, tenant, runId, generation, remove, state);
   }
 
