@@ -281,16 +281,26 @@ export function instrumentCrm(options: InstrumentCrmOptions = {}): () => void {
   const attemptChannel = dc.tracingChannel<CrmAttemptContext>(`${NAME}:attempt`);
   callChannel.subscribe(callHandlers);
   attemptChannel.subscribe(attemptHandlers);
+  const holding = [callChannel, attemptChannel];
+  subscribed.add(holding);
   let stopped = false;
   return () => {
     if (stopped) return;
     stopped = true;
+    subscribed.delete(holding);
     callChannel.unsubscribe(callHandlers);
     attemptChannel.unsubscribe(attemptHandlers);
     for (const span of open) span.end();
     open.clear();
   };
 }
+
+/**
+ * The channels of every running `instrumentCrm()`, held until it stops: Bun (1.4.5) collects a
+ * tracing channel no one references, its subscribers with it, so an app that drops `stop` would
+ * lose its spans at the next collection. Node and Deno keep a channel that has subscribers.
+ */
+const subscribed = new Set<readonly object[]>();
 
 /**
  * The attempts whose fetch some `instrumentCrm()` runs suppressed: one set for the process, shared

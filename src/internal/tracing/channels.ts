@@ -31,8 +31,21 @@ export interface Channels {
   readonly listened: () => boolean;
 }
 
+/**
+ * The first client's channels, held for the process: Bun (1.4.5) collects a tracing channel no
+ * one references, with its subscribers, so a channel an app subscribes to after a client was made
+ * and dropped could be gone when the next client looks. Held, it is the one each client finds.
+ */
+let held: Channels | undefined;
+
 /** The SDK's tracing channels, where the runtime has `node:diagnostics_channel` (Node, Bun, Deno); none in a browser. */
 export function channels(): Channels | undefined {
+  const made = make();
+  held ??= made;
+  return made;
+}
+
+function make(): Channels | undefined {
   try {
     const dc = (
       globalThis as { process?: { getBuiltinModule?: (id: string) => DiagnosticsChannel | undefined } }
