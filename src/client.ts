@@ -138,11 +138,11 @@ export class CrmClient {
   }
 
   /** @internal What `CrmSync` reads and seeds of the pace between runs (src/internal/waiting/pace-memory.ts). */
-  [PACE_MEMORY](): PaceMemory {
+  [PACE_MEMORY](): { memory: PaceMemory; only: string | undefined } {
     const { transport, apiKey } = this.#scope;
-    // The pacers of this client's own key only, where it has one: a transport shared by derived
+    // The pacer of this client's own key only, where it has one: a transport shared by derived
     // clients paces other tenants' keys too, and a tenant's journal keeps nothing of another's.
-    return typeof apiKey === 'string' ? transport.paceMemory.narrowed(apiKey) : transport.paceMemory;
+    return { memory: transport.paceMemory, only: typeof apiKey === 'string' ? apiKey : undefined };
   }
 
   /** Shows the base URL and tenant, never a credential. */

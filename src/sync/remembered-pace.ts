@@ -23,6 +23,26 @@ export const keyFingerprint = (key: string): string =>
 
 const FINGERPRINT = /^[0-9a-f]{32}$/;
 
+/**
+ * The rates remembered for a transport's pacers, by key fingerprint, given to each pacer it makes
+ * from now on: the runs of other tenants on the same transport add theirs, the last run's last.
+ */
+const seedsOf = new WeakMap<PaceMemory, Map<string, RememberedPace>>();
+
+function seedsFor(memory: PaceMemory): Map<string, RememberedPace> {
+  let seeds = seedsOf.get(memory);
+  if (!seeds) {
+    const kept = new Map<string, RememberedPace>();
+    seeds = kept;
+    seedsOf.set(memory, kept);
+    memory.onMade = (credential, pacer) => {
+      const remembered = kept.size > 0 ? kept.get(keyFingerprint(credential)) : undefined;
+      if (remembered) pacer.seed(remembered);
+    };
+  }
+  return seeds;
+}
+
 /** Whether a record read from a journal is one a run may start from (any other is left unused). */
 function usable(pace: SyncJournalPace, baseUrl: string, now: number, rememberMs: number): boolean {
   const within = (value: unknown, { least, most }: { least: number; most: number }) =>
@@ -56,11 +76,12 @@ export async function recallPace(
   tenant: string,
   rememberMs: number,
 ): Promise<() => Promise<void>> {
-  const memory: PaceMemory | undefined = rememberMs > 0 ? paceMemoryOf(crm) : undefined;
+  const pacers = rememberMs > 0 ? paceMemoryOf(crm) : undefined;
   const base = (crm as { toJSON?: () => { baseUrl?: unknown } }).toJSON?.().baseUrl;
-  if (!memory || typeof base !== 'string' || !journal.paces || !journal.keepPace) return async () => {};
+  if (!pacers || typeof base !== 'string' || !journal.paces || !journal.keepPace) return async () => {};
+  const { memory, only } = pacers;
   const baseUrl = base.replace(/\/+$/, '');
-  const seeds = new Map<string, RememberedPace>();
+  const seeds = seedsFor(memory);
   try {
     const now = Date.now();
     for (const pace of await journal.paces(tenant)) {
@@ -69,12 +90,13 @@ export async function recallPace(
       seeds.set(pace.key, { rate, ceiling, quietMs, refusals, learnedAt });
     }
   } catch {}
-  memory.seed(keyFingerprint, seeds);
   return async () => {
     const usedAt = Date.now();
-    for (const [key, learned] of memory.learned(keyFingerprint)) {
+    for (const [credential, pacer] of memory.made) {
+      const learned = only === undefined || credential === only ? pacer.remembered() : undefined;
+      if (!learned) continue;
       try {
-        await journal.keepPace?.(tenant, { key, baseUrl, ...learned, usedAt });
+        await journal.keepPace?.(tenant, { key: keyFingerprint(credential), baseUrl, ...learned, usedAt });
       } catch {}
     }
   };

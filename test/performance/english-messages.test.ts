@@ -4,7 +4,7 @@ import * as z from 'zod/mini';
 import { endpoints } from '../../src/endpoints';
 import * as sdk from '../../src/index';
 import { parseContext } from '../../src/internal/endpoint/parse-context';
-import { clientOptionsSchema, requestOptionsSchema } from '../../src/internal/request/settings';
+import { optionSchemas } from '../../src/internal/request/settings';
 
 // The SDK writes its own English messages to keep zod's locale out of every app's bundle; they
 // must read exactly as zod's English locale would write them.
@@ -27,8 +27,8 @@ const schemas: [string, Schema][] = [
     [`${name} input`, endpoint.input],
     [`${name} envelope`, endpoint.envelope],
   ]),
-  ['client options', clientOptionsSchema()],
-  ['request options', requestOptionsSchema()],
+  ['client options', optionSchemas().client],
+  ['request options', optionSchemas().request],
 ];
 
 const odd: fc.Arbitrary<unknown> = fc.oneof(

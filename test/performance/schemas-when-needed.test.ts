@@ -1,11 +1,6 @@
 import { expect, test } from 'vitest';
 import { endpoints } from '../../src/endpoints';
-import {
-  apiKeySchemaOf,
-  clientOptionsSchema,
-  listOptionsSchema,
-  requestOptionsSchema,
-} from '../../src/internal/request/settings';
+import { optionSchemas } from '../../src/internal/request/settings';
 
 // PERFORMANCE.md, "Schemas built when first needed": what a call needs only on a failure (the
 // whole input's schema, the envelope's) or only with options is built at its first use, once.
@@ -23,12 +18,12 @@ test.each(Object.keys(endpoints))(
 );
 
 test('the option schemas are built once, at their first use', () => {
-  for (const schemaOf of [clientOptionsSchema, requestOptionsSchema, listOptionsSchema, apiKeySchemaOf])
-    expect(schemaOf()).toBe(schemaOf());
+  expect(optionSchemas()).toBe(optionSchemas());
+  expect(optionSchemas().client).toBe(optionSchemas().client);
 });
 
 test('a list call with options refuses a misspelt one as before: the schema built late is the same strict one', () => {
-  expect(listOptionsSchema().safeParse({ prefetch: 2, timeout: 5 }).success).toBe(true);
-  expect(listOptionsSchema().safeParse({ prefetchh: 2 }).success).toBe(false);
-  expect(requestOptionsSchema().safeParse({ prefetch: 2 }).success).toBe(false);
+  expect(optionSchemas().list.safeParse({ prefetch: 2, timeout: 5 }).success).toBe(true);
+  expect(optionSchemas().list.safeParse({ prefetchh: 2 }).success).toBe(false);
+  expect(optionSchemas().request.safeParse({ prefetch: 2 }).success).toBe(false);
 });

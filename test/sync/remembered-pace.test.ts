@@ -197,4 +197,45 @@ describe('a pace remembered in the sync journal', () => {
     expect(pace?.rate).toBeLessThan(110);
     expect(pace?.refusals).toBeGreaterThanOrEqual(2);
   }, 120_000);
+
+  test("two tenants on one transport (a client and its withTenant() client): each journal keeps its own key's pace only, and each next run starts at its own", async () => {
+    const OTHER = 'tenant_other';
+    const OTHER_KEY = 'sk_other_9a8b7c6d5e4f3a2b1c0d9e8f';
+    const { fake, baseUrl } = await throughMsw({
+      seed: {
+        tenants: [
+          { id: TENANT, apiKey: KEY, rateLimit: { perSecond: 200, burst: 20 } },
+          { id: OTHER, apiKey: OTHER_KEY, rateLimit: { perSecond: 100, burst: 10 } },
+        ],
+      },
+    });
+    const accounts = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ key: `A${from + i}`, data: { name: `Account ${from + i}` } }));
+    const mine = memoryJournal();
+    const theirs = memoryJournal();
+    const nightOf = async () => {
+      const crm = new CrmClient({ baseUrl, apiKey: KEY, tenantId: TENANT, throttle: 'auto', maxRetries: 10 });
+      const other = crm.withTenant(OTHER, { apiKey: OTHER_KEY });
+      await settle(new CrmSync(crm, { journal: mine, settleMs: 0 }).run({ accounts: accounts(0, 400) }));
+      const before = fake.requests.length;
+      await settle(new CrmSync(other, { journal: theirs, settleMs: 0 }).run({ accounts: accounts(1000, 400) }));
+      return fake.requests.slice(before).filter((request) => request.status === 429).length;
+    };
+
+    const firstRefused = await nightOf();
+    await vi.advanceTimersByTimeAsync(DAY_MS);
+    const secondRefused = await nightOf();
+
+    // The other tenant's journal holds its key's pace, never the first key's, though one transport paced both.
+    const [own, ...more] = await (theirs.paces?.(OTHER) ?? []);
+    expect(more).toEqual([]);
+    expect(own?.key).toBe(keyFingerprint(OTHER_KEY));
+    expect(own?.rate).toBeLessThan(110);
+    const kept = await (mine.paces?.(TENANT) ?? []);
+    expect(kept.map((pace) => pace.key)).toEqual([keyFingerprint(KEY)]);
+    expect(kept[0]?.rate).toBeGreaterThan(180);
+    expect(firstRefused).toBeGreaterThan(0);
+    // Seeded with its own 100/s, not the 200/s of the first key.
+    expect(secondRefused).toBe(0);
+  }, 120_000);
 });

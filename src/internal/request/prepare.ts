@@ -5,7 +5,7 @@ import type { CallSettings } from '../call/settings';
 import { check } from '../endpoint/check';
 import type { Endpoint } from '../endpoint/define';
 import { issuesOf } from '../endpoint/issues';
-import { apiKeySchemaOf } from './settings';
+import { optionSchemas } from './settings';
 
 /** Who a call is made as: its scope's part of what is sent. */
 export interface Sender {
@@ -65,7 +65,7 @@ export function prepare(
  * Throws a `CrmValidationError` that does not show the key.
  */
 export function withKey(request: PreparedRequest, key: unknown): { request: PreparedRequest; key: string } {
-  const { apiKey } = check(apiKeySchemaOf(), { apiKey: key }, 'The apiKey function returned an unusable key');
+  const { apiKey } = check(optionSchemas().apiKey, { apiKey: key }, 'The apiKey function returned an unusable key');
   const init = { ...request.init, headers: { ...request.init.headers, 'x-api-key': apiKey } };
   return { request: { ...request, init, keyFrom: undefined }, key: apiKey };
 }

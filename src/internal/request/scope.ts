@@ -8,7 +8,7 @@ import type { CallSettings } from '../call/settings';
 import type { Endpoint, EndpointInput } from '../endpoint/define';
 import { adHocCall, adHocQuery } from '../hatches/ad-hoc';
 import { prepare, type Sender } from './prepare';
-import { listOptionsSchema, requestOptionsSchema, settingsFor } from './settings';
+import { settingsFor } from './settings';
 import type { Transport } from './transport';
 
 // Public fields are declared (`declare readonly`) and come to be when the constructor sets them:
@@ -95,7 +95,7 @@ export class Scope implements Sender {
     options?: RequestOptions,
   ): CrmPromise<z.output<E['data']>> {
     try {
-      const settings = settingsFor(this.defaults, options, requestOptionsSchema);
+      const settings = settingsFor(this.defaults, options, 'request');
       const request = prepare(endpoint, input, settings, this.headersFor(endpoint.auth, settings), this);
       const state = this.#state();
       return new CrmPromise(this.transport.send(request, state) as Promise<z.output<E['data']>>, state);
@@ -124,7 +124,7 @@ export class Scope implements Sender {
       pageQuery: object = { ...query, page },
     ): PagePromise<Item> => {
       try {
-        settings ??= settingsFor(this.defaults, options, listOptionsSchema);
+        settings ??= settingsFor(this.defaults, options, 'list');
         const { prefetch, signal: own } = settings;
         const pageSettings = signal ? { ...settings, signal: own ? AbortSignal.any([own, signal]) : signal } : settings;
         const headers = this.headersFor(endpoint.auth, pageSettings);
@@ -155,7 +155,7 @@ export class Scope implements Sender {
     const state = this.#state();
     // An async function, so that a failure's stack leads to the caller (src/internal/README.md, "Stacks").
     const run = async () => {
-      const checked = settingsFor(this.defaults, options, requestOptionsSchema);
+      const checked = settingsFor(this.defaults, options, 'request');
       const { endpoint, body, query } = adHocCall(given);
       const extraQuery = adHocQuery(query, checked.extraQuery);
       const settings = extraQuery === checked.extraQuery ? checked : { ...checked, extraQuery };

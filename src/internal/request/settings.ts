@@ -43,12 +43,13 @@ const UserAgentPart = (max: number) =>
       error: `Must be 1 to ${max} printable ASCII characters: no CR, LF or other control characters`,
     }),
   );
-// The option schemas are built when first used, not at import: a client's at its construction,
-// a call's only by a call with options (PERFORMANCE.md, "Schemas built when first needed").
-let shapes: ReturnType<typeof buildShapes> | undefined;
-const shapesOf = () => (shapes ??= buildShapes());
+// The option schemas are built at their first use, all at once, not at import: the client's
+// construction is the first (PERFORMANCE.md, "Schemas built when first needed").
+let schemas: ReturnType<typeof buildSchemas> | undefined;
+/** The option schemas: a client's, a call's, a list call's, `withOptions()`'s, `withTenant()`'s, an `apiKey` function's key's. */
+export const optionSchemas = () => (schemas ??= buildSchemas());
 
-function buildShapes() {
+function buildSchemas() {
   /** A header value: no CR, LF or other control characters (they would split or forge headers). */
   const HeaderValue = z
     .string()
@@ -79,17 +80,19 @@ function buildShapes() {
     (value) => typeof value === 'object' && value !== null,
     'Must be a plain object',
   );
+  const signal = z.optional(valueThat<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal'));
   const perCall = {
     timeout: z.optional(Timeout),
     totalTimeout: z.optional(Timeout),
     maxRetries: z.optional(int(z.gte(0), z.lte(10))),
     headers: z.optional(Headers),
-    signal: z.optional(valueThat<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal')),
+    signal,
   };
+  const prefetch = z.optional(int(z.gte(0), z.lte(16)));
   const defaults = {
     ...perCall,
     maxRetryAfter: z.optional(int(z.gte(0), z.lte(MAX_TIMER))),
-    prefetch: z.optional(int(z.gte(0), z.lte(16))),
+    prefetch,
     // One check rather than a union of shapes: the main entry stays small (the store is checked by its entry).
     throttle: z.optional(
       valueThat<ThrottleOptions | 'off' | 'auto'>(
@@ -102,80 +105,56 @@ function buildShapes() {
       ),
     ),
   };
-  const request = {
-    ...perCall,
-    extraQuery: z.optional(Extras),
-    extraBody: z.optional(Extras),
-  };
-  return { Credential, perCall, defaults, request };
-}
-
-// Strict, like every object of options: a misspelt one is refused, with the nearest option named.
-const buildClientOptions = () =>
-  z.strictObject({
-    ...shapesOf().defaults,
-    // Trimmed before the check (resolveOptions()), not by z.trim() (PERFORMANCE.md, "zod features left out").
-    baseUrl: z.string(BASE_URL).check(
-      z.superRefine((value, ctx) => {
-        const message = baseUrlProblem(value);
-        if (message) ctx.addIssue({ code: 'custom', message, input: '' });
-      }),
-    ),
-    apiKey: z.optional(shapesOf().Credential),
-    tenantId: z.optional(shapesOf().Credential),
-    adminToken: z.optional(shapesOf().Credential),
-    fetch: z.optional(fn<typeof globalThis.fetch>()),
-    maxConcurrency: z.optional(int(z.gte(1))),
-    maxResponseBytes: z.optional(int(z.gte(1))),
-    logger: z.optional(fn<CrmLogger>()),
-    redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
-    validateResponses: z.optional(z.boolean()),
-    appInfo: z.optional(
-      z.strictObject({
-        name: UserAgentPart(100),
-        version: z.optional(UserAgentPart(100)),
-        url: z.optional(UserAgentPart(300)),
-      }),
-    ),
-    // What fetch is sent with that is the SDK's own is refused.
-    fetchOptions: z.optional(
-      valueThat<FetchOptions>(
-        (value) =>
-          typeof value === 'object' &&
-          value !== null &&
-          !Object.keys(value).some((name) => /^(method|body|headers|signal|redirect)$/.test(name)),
-        'Must be an object without method, body, headers, signal or redirect: the SDK sets those',
+  const request = { ...perCall, extraQuery: z.optional(Extras), extraBody: z.optional(Extras) };
+  const apiKey = z.optional(Credential);
+  // Strict, like every object of options: a misspelt one (`timout`) is refused, with the nearest
+  // option named, rather than silently ignored. Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
+  return {
+    client: z.strictObject({
+      ...defaults,
+      // Trimmed before the check (resolveOptions()), not by z.trim() (PERFORMANCE.md, "zod features left out").
+      baseUrl: z.string(BASE_URL).check(
+        z.superRefine((value, ctx) => {
+          const message = baseUrlProblem(value);
+          if (message) ctx.addIssue({ code: 'custom', message, input: '' });
+        }),
       ),
-    ),
-  });
-
-// Strict, so that a misspelt option (`timout`) is an error rather than silently ignored.
-// Shapes spread, not z.extend() (PERFORMANCE.md, "zod features left out").
-const buildRequestOptions = () => z.strictObject(shapesOf().request);
-const buildListOptions = () => z.strictObject({ ...shapesOf().request, prefetch: shapesOf().defaults.prefetch });
-const buildTenantOptions = () =>
-  z.strictObject({ apiKey: z.optional(shapesOf().Credential), signal: shapesOf().perCall.signal });
-
-let clientOptions: ReturnType<typeof buildClientOptions> | undefined;
-let requestOptions: ReturnType<typeof buildRequestOptions> | undefined;
-let listOptions: ReturnType<typeof buildListOptions> | undefined;
-let clientDefaults: z.ZodMiniObject<ReturnType<typeof buildShapes>['defaults'], z.core.$strict> | undefined;
-let tenantIdChecked: z.ZodMiniObject<{ tenantId: Credential }> | undefined;
-let tenantOptions: ReturnType<typeof buildTenantOptions> | undefined;
-let apiKeySchema: z.ZodMiniObject<{ apiKey: Credential }> | undefined;
-type Credential = ReturnType<typeof buildShapes>['Credential'];
-
-/** `new CrmClient()`'s options. */
-export const clientOptionsSchema = () => (clientOptions ??= buildClientOptions());
-/** A call's options. */
-export const requestOptionsSchema = () => (requestOptions ??= buildRequestOptions());
-/** A list call's options: a call's, and `prefetch`. */
-export const listOptionsSchema = () => (listOptions ??= buildListOptions());
-const clientDefaultsSchema = () => (clientDefaults ??= z.strictObject(shapesOf().defaults));
-const tenantIdSchema = () => (tenantIdChecked ??= z.object({ tenantId: shapesOf().Credential }));
-const tenantOptionsSchema = () => (tenantOptions ??= buildTenantOptions());
-/** A key as a function returns it: the same rules as a configured one. */
-export const apiKeySchemaOf = () => (apiKeySchema ??= z.object({ apiKey: shapesOf().Credential }));
+      apiKey,
+      tenantId: apiKey,
+      adminToken: apiKey,
+      fetch: z.optional(fn<typeof globalThis.fetch>()),
+      maxConcurrency: z.optional(int(z.gte(1))),
+      maxResponseBytes: z.optional(int(z.gte(1))),
+      logger: z.optional(fn<CrmLogger>()),
+      redactHeaders: z.optional(z.array(z.string().check(z.regex(HeaderName, 'Not a valid header name')))),
+      validateResponses: z.optional(z.boolean()),
+      appInfo: z.optional(
+        z.strictObject({
+          name: UserAgentPart(100),
+          version: z.optional(UserAgentPart(100)),
+          url: z.optional(UserAgentPart(300)),
+        }),
+      ),
+      // What fetch is sent with that is the SDK's own is refused.
+      fetchOptions: z.optional(
+        valueThat<FetchOptions>(
+          (value) =>
+            typeof value === 'object' &&
+            value !== null &&
+            !Object.keys(value).some((name) => /^(method|body|headers|signal|redirect)$/.test(name)),
+          'Must be an object without method, body, headers, signal or redirect: the SDK sets those',
+        ),
+      ),
+    }),
+    request: z.strictObject(request),
+    list: z.strictObject({ ...request, prefetch }),
+    defaults: z.strictObject(defaults),
+    tenant: z.strictObject({ apiKey, signal }),
+    tenantId: z.object({ tenantId: Credential }),
+    /** A key as a function returns it: the same rules as a configured one. */
+    apiKey: z.object({ apiKey: Credential }),
+  };
+}
 
 /** `new CrmClient()`'s options, resolved: what its calls share, its tenant and key, its call defaults. */
 export interface ResolvedOptions {
@@ -274,7 +253,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
   const vars = env();
   const baseUrl = options.baseUrl ?? vars.CRM_BASE_URL;
   const checked = checkWithKey(
-    clientOptionsSchema(),
+    optionSchemas().client,
     {
       ...options,
       // Spaces and line breaks around it, as a value read from a file often has, are not the URL's.
@@ -309,25 +288,25 @@ function withUserAgent(headers: Record<string, string> | undefined, app: AppInfo
 export function settingsFor(
   defaults: CallSettings,
   options: ListOptions | undefined,
-  schema: typeof requestOptionsSchema | typeof listOptionsSchema,
+  schema: 'request' | 'list',
 ): CallSettings {
-  return options ? merge(defaults, check(schema(), options, 'Invalid request options')) : defaults;
+  return options ? merge(defaults, check(optionSchemas()[schema], options, 'Invalid request options')) : defaults;
 }
 
 /** The defaults of a `withOptions()` client: its parent's, with the given ones over them. */
 export const withDefaults = (defaults: CallSettings, options: ClientDefaults): CallSettings =>
-  merge(defaults, check(clientDefaultsSchema(), options, 'Invalid options'));
+  merge(defaults, check(optionSchemas().defaults, options, 'Invalid options'));
 
 /** The tenant and options given to `withTenant()`, checked; a `signal` joins the parent's `defaults`. */
 export function checkTenant(tenantId: string, options: TenantOptions | undefined, defaults: CallSettings) {
   const { signal, ...checked } = checkWithKey(
-    tenantOptionsSchema(),
+    optionSchemas().tenant,
     (options ?? {}) as Record<string, unknown>,
     'Invalid tenant options',
   );
   return {
     ...checked,
-    tenantId: check(tenantIdSchema(), { tenantId }, 'Invalid tenant').tenantId,
+    tenantId: check(optionSchemas().tenantId, { tenantId }, 'Invalid tenant').tenantId,
     defaults: signal && merge(defaults, { signal }),
   };
 }

@@ -22,25 +22,36 @@ export interface RememberedPace {
   readonly learnedAt: number;
 }
 
-/** The fingerprint of a credential: a keyed hash, computed by the sync entry. */
-export type Fingerprint = (credential: string) => string;
-
-/** A transport's pacers, as `CrmSync` reads and seeds them. */
-export interface PaceMemory {
-  /** The rate each credential's pacer has learned (those that have one), by fingerprint. */
-  learned(fingerprint: Fingerprint): Map<string, RememberedPace>;
+/** A pacer of this process, as `CrmSync` reads and seeds it. */
+export interface RememberingPacer {
   /**
-   * The pacers made from now on start at the rate remembered for their credential's fingerprint:
-   * a starting point (the first refusal corrects it, and the climb goes on), never for a pacer
-   * that has already paced calls.
+   * Starts at a rate remembered from an earlier run: a starting point (the first refusal corrects
+   * it, and the climb goes on); nothing is done once the pacer has paced a call.
    */
-  seed(fingerprint: Fingerprint, seeds: ReadonlyMap<string, RememberedPace>): void;
-  /** The same, narrowed to one credential's pacer. */
-  narrowed(credential: string): PaceMemory;
+  seed(remembered: RememberedPace): void;
+  /** What the pacer knows of its key's rate; undefined until it knows one. */
+  remembered(): RememberedPace | undefined;
 }
 
-/** A client's pace memory, when it is a client of this SDK that has one. */
-export const paceMemoryOf = (client: unknown): PaceMemory | undefined => {
-  const method = (client as { [PACE_MEMORY]?: () => PaceMemory } | undefined)?.[PACE_MEMORY];
+/**
+ * A transport's pacers, as `CrmSync` reads and seeds them. The sync keeps what it remembers and
+ * names credentials by their fingerprints (a keyed hash of its own): the main entry carries only
+ * these two members, not the bookkeeping of runs it does not make.
+ */
+export interface PaceMemory {
+  /** The pacers made so far, by credential (its key, or its token). */
+  readonly made: ReadonlyMap<string, RememberingPacer>;
+  /** Given each pacer as it is made, before its first turn: where the sync seeds it. */
+  onMade: ((credential: string, pacer: RememberingPacer) => void) | undefined;
+}
+
+/**
+ * A client's pacers, when it is a client of this SDK: those of its transport, and its own key
+ * (`only`), whose pacer alone is the tenant's where derived clients share the transport.
+ */
+export const paceMemoryOf = (client: unknown): { memory: PaceMemory; only: string | undefined } | undefined => {
+  const method = (client as { [PACE_MEMORY]?: () => { memory: PaceMemory; only: string | undefined } } | undefined)?.[
+    PACE_MEMORY
+  ];
   return typeof method === 'function' ? method.call(client) : undefined;
 };

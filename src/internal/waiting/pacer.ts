@@ -1,7 +1,7 @@
 import type { CrmLogger } from '../../core/log';
 import { retryAfterMsOf } from '../../core/retry-after';
 import { isRefusal } from '../call/failure';
-import type { Fingerprint, PaceMemory, RememberedPace } from './pace-memory';
+import type { PaceMemory, RememberedPace, RememberingPacer } from './pace-memory';
 import { Queue } from './queue';
 import { type Waiting, Waits } from './wait';
 
@@ -156,7 +156,7 @@ interface Ended {
 }
 
 /** The pace of one credential's calls, in this process. */
-class Pacer implements KeyPacer {
+class Pacer implements KeyPacer, RememberingPacer {
   /** Requests a second, once learned, and the most it may climb to without a refusal. */
   #rate: number | undefined;
   #ceiling = 0;
@@ -545,9 +545,8 @@ export const sharedPacerOf = (store: unknown): SharedPacerFactory | undefined =>
 
 /** The pacers of a transport's credentials, one for each credential (and store). */
 export class Pacers implements PaceMemory {
-  readonly #byCredential = new Map<string, Pacer>();
-  /** The rates remembered from earlier runs, by credential fingerprint, for the pacers made from now on. */
-  #seeds: { fingerprint: Fingerprint; seeds: ReadonlyMap<string, RememberedPace> } | undefined;
+  readonly made = new Map<string, Pacer>();
+  onMade: ((credential: string, pacer: RememberingPacer) => void) | undefined;
   readonly #waits = new Waits('pace');
   readonly #logger: CrmLogger | undefined;
   readonly #base: string;
@@ -562,44 +561,15 @@ export class Pacers implements PaceMemory {
   of(credential: string, store: object | true): KeyPacer {
     if (store !== true)
       return (sharedPacerOf(store) as SharedPacerFactory)(this.#waits, credential, this.#logger, this.#base);
-    let pacer = this.#byCredential.get(credential);
+    let pacer = this.made.get(credential);
     if (!pacer) {
-      if (this.#byCredential.size >= PACERS_KEPT) {
-        for (const [key, each] of this.#byCredential) if (each.idle()) this.#byCredential.delete(key);
+      if (this.made.size >= PACERS_KEPT) {
+        for (const [key, each] of this.made) if (each.idle()) this.made.delete(key);
       }
       pacer = new Pacer(this.#waits);
-      this.#byCredential.set(credential, pacer);
-      const seeded = this.#seeds;
-      const remembered = seeded && seeded.seeds.size > 0 ? seeded.seeds.get(seeded.fingerprint(credential)) : undefined;
-      if (remembered) pacer.seed(remembered);
+      this.made.set(credential, pacer);
+      this.onMade?.(credential, pacer);
     }
     return pacer;
-  }
-
-  learned(fingerprint: Fingerprint, only?: string): Map<string, RememberedPace> {
-    const learned = new Map<string, RememberedPace>();
-    for (const [credential, pacer] of this.#byCredential) {
-      if (only !== undefined && credential !== only) continue;
-      const remembered = pacer.remembered();
-      if (remembered) learned.set(fingerprint(credential), remembered);
-    }
-    return learned;
-  }
-
-  seed(fingerprint: Fingerprint, seeds: ReadonlyMap<string, RememberedPace>): void {
-    // Added to the seeds of other runs on this transport (other tenants), this run's last.
-    const before = this.#seeds;
-    const merged = new Map<string, RememberedPace>();
-    if (before) for (const [key, value] of before.seeds) merged.set(key, value);
-    for (const [key, value] of seeds) merged.set(key, value);
-    this.#seeds = { fingerprint, seeds: merged };
-  }
-
-  narrowed(credential: string): PaceMemory {
-    return {
-      learned: (fingerprint) => this.learned(fingerprint, credential),
-      seed: (fingerprint, seeds) => this.seed(fingerprint, seeds),
-      narrowed: (other) => this.narrowed(other),
-    };
   }
 }
