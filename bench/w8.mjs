@@ -256,7 +256,7 @@ export async function runW8(record, runs) {
   const ideal = idealOf(SIZES);
   const cold = `W8 cold, 2,250 records over 4 warm workers at 200/s, paced in Redis, the rate never seen (ideal ${ideal.toFixed(2)} s)`;
   const row = (workload, name, subject, target) => {
-    if (samples[name].length === 0) return;
+    if (!samples[name]?.length) return;
     const ms = median(samples[name]);
     const its = idealOf(SUBJECTS[name].sizes);
     record(workload, `CrmSync, ${subject}`, ms / 1000, 's', ms / 1000 / its, target);
