@@ -14,8 +14,10 @@ OUT=./out/$(date +%Y-%m-%d)
 mkdir -p "$OUT" || exit 1
 export CRM_BASE_URL=${CRM_BASE_URL:-https://crm.example.com/api}
 export CRM_TENANT_ID=${CRM_TENANT_ID:-tenant_erp}
+# The crm command: installed with the SDK (node_modules/.bin/crm); CRM="npx crm" runs it from here.
+CRM=${CRM:-crm}
 
-crm sync apply \
+$CRM sync apply \
   --journal ./erp.db \
   --api-key-file ./api-key \
   --map ./mapping.json --encoding windows-1252 --delimiter ';' \
