@@ -1,5 +1,16 @@
 import * as z from 'zod/mini';
-import { NonEmptyString, type OpenEnumValue, OpenObject, openEnum, opt } from './common';
+import {
+  NonEmptyString,
+  NullishNumber,
+  NullishString,
+  type OpenEnumValue,
+  OpenObject,
+  OptionalNonEmptyString,
+  OptionalNumber,
+  OptionalString,
+  openEnum,
+  opt,
+} from './common';
 import { inEnglish } from './messages';
 import type { InputSchemaOf, NamedObject, RecordSchemaOf } from './named';
 
@@ -106,56 +117,56 @@ export type AccountUpdateResult = { [field: string]: unknown };
 
 // Optional on create and on update; written out, not z.partial() (PERFORMANCE.md, "zod features left out").
 const accountFields = {
-  ownerId: z.optional(z.string()),
+  ownerId: OptionalString,
   status: z.optional(z.enum(ACCOUNT_STATUSES)),
-  country: z.optional(z.string()),
-  industry: z.optional(z.string()),
-  phone: z.optional(z.string()),
-  email: z.optional(z.string()),
-  website: z.optional(z.string()),
-  description: z.optional(z.string()),
-  address: z.optional(z.string()),
-  city: z.optional(z.string()),
-  state: z.optional(z.string()),
-  postalCode: z.optional(z.string()),
-  employees: z.optional(z.string()),
-  annualRevenue: z.optional(z.number()),
+  country: OptionalString,
+  industry: OptionalString,
+  phone: OptionalString,
+  email: OptionalString,
+  website: OptionalString,
+  description: OptionalString,
+  address: OptionalString,
+  city: OptionalString,
+  state: OptionalString,
+  postalCode: OptionalString,
+  employees: OptionalString,
+  annualRevenue: OptionalNumber,
 };
 
 /** Body of `accounts.create()`: `name` is required; `type`, when sent, is non-empty. */
 export const AccountCreateInputSchema = (z.strictObject as InputSchemaOf<AccountCreateInput>)({
   name: NonEmptyString,
-  type: z.optional(NonEmptyString),
+  type: OptionalNonEmptyString,
   ...accountFields,
 });
 
 /** Body of `accounts.update()`: every field is optional. */
 export const AccountUpdateInputSchema = (z.strictObject as InputSchemaOf<AccountUpdateInput>)({
-  name: z.optional(z.string()),
-  type: z.optional(z.string()),
+  name: OptionalString,
+  type: OptionalString,
   ...accountFields,
 });
 
 /** An account as returned by `accounts.create()`. Only `id` is guaranteed; unknown fields are kept. */
 export const AccountSchema = (z.looseObject as RecordSchemaOf<Account>)({
   id: z.string(),
-  name: opt(z.string()),
-  industry: opt(z.string()),
+  name: NullishString,
+  industry: NullishString,
   status: opt(openEnum(ACCOUNT_STATUSES)),
-  employees: opt(z.string()),
-  website: opt(z.string()),
-  phone: opt(z.string()),
-  email: opt(z.string()),
-  address: opt(z.string()),
-  city: opt(z.string()),
-  state: opt(z.string()),
-  country: opt(z.string()),
-  postalCode: opt(z.string()),
-  annualRevenue: opt(z.number()),
-  ownerId: opt(z.string()),
-  owner_name: opt(z.string()),
-  createdAt: opt(z.string()),
-  updatedAt: opt(z.string()),
+  employees: NullishString,
+  website: NullishString,
+  phone: NullishString,
+  email: NullishString,
+  address: NullishString,
+  city: NullishString,
+  state: NullishString,
+  country: NullishString,
+  postalCode: NullishString,
+  annualRevenue: NullishNumber,
+  ownerId: NullishString,
+  owner_name: NullishString,
+  createdAt: NullishString,
+  updatedAt: NullishString,
 });
 
 /** What `accounts.update()` returns. The spec says only that it is an object, so it is an open object. */

@@ -1,5 +1,14 @@
 import * as z from 'zod/mini';
-import { DateTimeInput, NonEmptyString, type OpenEnumValue, openEnum, opt } from './common';
+import {
+  NonEmptyString,
+  NullishString,
+  type OpenEnumValue,
+  OptionalDateTime,
+  OptionalNonEmptyString,
+  OptionalString,
+  openEnum,
+  opt,
+} from './common';
 import { maxLength } from './length';
 import { inEnglish } from './messages';
 import type { InputSchemaOf, NarrowedInputSchemaOf, RecordSchemaOf } from './named';
@@ -114,14 +123,14 @@ export type Activity = {
 /** The fields of `activities.create()`, before `opportunityId` becomes `relatedToType` + `relatedToId`. */
 const ActivityCreateFields = z
   .strictObject({
-    opportunityId: z.optional(NonEmptyString),
+    opportunityId: OptionalNonEmptyString,
     relatedToType: z.optional(z.enum(RELATED_TO_TYPES)),
-    relatedToId: z.optional(NonEmptyString),
+    relatedToId: OptionalNonEmptyString,
     type: z.enum(ACTIVITY_TYPES),
     subject: NonEmptyString.check(maxLength(255)),
-    ownerId: z.optional(NonEmptyString),
+    ownerId: OptionalNonEmptyString,
     description: z.optional(z.string().check(maxLength(2000))),
-    activityDate: z.optional(DateTimeInput),
+    activityDate: OptionalDateTime,
   })
   .check(
     z.superRefine((input, ctx) => {
@@ -168,27 +177,27 @@ export const ActivityCreateInputSchema = (
 export const ActivityListParamsSchema = (z.strictObject as InputSchemaOf<ActivityListParams>)({
   opportunityId: NonEmptyString,
   ...PageParams,
-  ownerId: z.optional(z.string()),
+  ownerId: OptionalString,
   type: z.optional(z.enum(ACTIVITY_TYPES)),
-  fromDate: z.optional(DateTimeInput),
-  toDate: z.optional(DateTimeInput),
+  fromDate: OptionalDateTime,
+  toDate: OptionalDateTime,
 });
 
 /** An activity as returned by the API. Only `id` is guaranteed; unknown fields are kept. */
 export const ActivitySchema = (z.looseObject as RecordSchemaOf<Activity>)({
   id: z.string(),
-  tenantId: opt(z.string()),
+  tenantId: NullishString,
   relatedToType: opt(openEnum(RELATED_TO_TYPES)),
-  relatedToId: opt(z.string()),
-  ownerId: opt(z.string()),
+  relatedToId: NullishString,
+  ownerId: NullishString,
   type: opt(openEnum(ACTIVITY_TYPES)),
-  subject: opt(z.string()),
-  activityDate: opt(z.string()),
-  createdAt: opt(z.string()),
-  updatedAt: opt(z.string()),
-  ownerName: opt(z.string()),
-  description: opt(z.string()),
-  relatedEntityName: opt(z.string()),
+  subject: NullishString,
+  activityDate: NullishString,
+  createdAt: NullishString,
+  updatedAt: NullishString,
+  ownerName: NullishString,
+  description: NullishString,
+  relatedEntityName: NullishString,
 });
 
 /** A value of an activity's `type`, as sent. */

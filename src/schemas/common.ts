@@ -46,6 +46,24 @@ export const NonEmptyString = z.string().check(minLength(1));
 /** Optional and nullable: the spec never says which response fields may be missing or null. */
 export const opt = z.nullish;
 
+// The rules most fields have, each built once and shared by every field that has it: a zod schema
+// never changes once built, and one per field was over 200 schemas built at import
+// (PERFORMANCE.md, "Field rules built once").
+/** An optional string of a request. */
+export const OptionalString = z.optional(z.string());
+/** An optional number of a request. */
+export const OptionalNumber = z.optional(z.number());
+/** An optional non-empty string of a request. */
+export const OptionalNonEmptyString = z.optional(NonEmptyString);
+/** An optional date-time of a request: a `Date` or an ISO 8601 string with a time zone. */
+export const OptionalDateTime = z.optional(DateTimeInput);
+/** A string of a response, which may be missing or null. */
+export const NullishString = opt(z.string());
+/** A number of a response, which may be missing or null. */
+export const NullishNumber = opt(z.number());
+/** A boolean of a response, which may be missing or null. */
+export const NullishBoolean = opt(z.boolean());
+
 /**
  * A response field's enum value: one of the documented values `T`, or any other string a newer
  * server may send. Editors still suggest the documented values.

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { type OpenEnumValue, openEnum, opt } from './common';
+import { NullishBoolean, NullishString, type OpenEnumValue, OptionalString, openEnum, opt } from './common';
 import { inEnglish } from './messages';
 import type { InputSchemaOf, RecordSchemaOf } from './named';
 import { PageParams } from './pagination';
@@ -111,13 +111,13 @@ export type Contact = {
  */
 export const ContactInputSchema = (z.strictObject as InputSchemaOf<ContactCreateInput>)({
   email: z.optional(Email),
-  accountId: z.optional(z.string()),
-  firstName: z.optional(z.string()),
-  lastName: z.optional(z.string()),
-  phone: z.optional(z.string()),
-  mobile: z.optional(z.string()),
-  position: z.optional(z.string()),
-  department: z.optional(z.string()),
+  accountId: OptionalString,
+  firstName: OptionalString,
+  lastName: OptionalString,
+  phone: OptionalString,
+  mobile: OptionalString,
+  position: OptionalString,
+  department: OptionalString,
   isPrimary: z.optional(z.boolean()),
   status: z.optional(z.enum(CONTACT_STATUSES)),
 });
@@ -145,21 +145,21 @@ export const ContactListParamsSchema = (z.strictObject as InputSchemaOf<ContactL
 /** A contact as returned by the API. Only `id` is guaranteed; unknown fields are kept. */
 export const ContactSchema = (z.looseObject as RecordSchemaOf<Contact>)({
   id: z.string(),
-  accountId: opt(z.string()),
-  firstName: opt(z.string()),
-  lastName: opt(z.string()),
-  isPrimary: opt(z.boolean()),
+  accountId: NullishString,
+  firstName: NullishString,
+  lastName: NullishString,
+  isPrimary: NullishBoolean,
   status: opt(openEnum(CONTACT_STATUSES)),
-  email: opt(z.string()),
-  phone: opt(z.string()),
-  mobile: opt(z.string()),
-  position: opt(z.string()),
-  department: opt(z.string()),
-  account_name: opt(z.string()),
-  source: opt(z.string()),
-  isIntegration: opt(z.boolean()),
-  createdAt: opt(z.string()),
-  updatedAt: opt(z.string()),
+  email: NullishString,
+  phone: NullishString,
+  mobile: NullishString,
+  position: NullishString,
+  department: NullishString,
+  account_name: NullishString,
+  source: NullishString,
+  isIntegration: NullishBoolean,
+  createdAt: NullishString,
+  updatedAt: NullishString,
 });
 
 /** A value of a contact's `status`, as sent. */

@@ -1,5 +1,17 @@
 import * as z from 'zod/mini';
-import { DateTimeInput, NonEmptyString, type OpenEnumValue, OpenObject, openEnum, opt } from './common';
+import {
+  NonEmptyString,
+  NullishBoolean,
+  NullishNumber,
+  NullishString,
+  type OpenEnumValue,
+  OpenObject,
+  OptionalDateTime,
+  OptionalNumber,
+  OptionalString,
+  openEnum,
+  opt,
+} from './common';
 import { inEnglish } from './messages';
 import type { InputSchemaOf, RecordSchemaOf } from './named';
 
@@ -119,19 +131,19 @@ export type Opportunity = {
 
 // Optional on create and on update; written out, not z.partial() (PERFORMANCE.md, "zod features left out").
 const opportunityFields = {
-  ownerId: z.optional(z.string()),
-  contactId: z.optional(z.string()),
-  amount: z.optional(z.number()),
-  probability: z.optional(z.number()),
-  stage: z.optional(z.string()),
-  pipelineId: z.optional(z.string()),
-  pipelineStageId: z.optional(z.string()),
-  expectedCloseDate: z.optional(DateTimeInput),
-  closeDate: z.optional(DateTimeInput),
-  source: z.optional(z.string()),
+  ownerId: OptionalString,
+  contactId: OptionalString,
+  amount: OptionalNumber,
+  probability: OptionalNumber,
+  stage: OptionalString,
+  pipelineId: OptionalString,
+  pipelineStageId: OptionalString,
+  expectedCloseDate: OptionalDateTime,
+  closeDate: OptionalDateTime,
+  source: OptionalString,
   type: z.optional(z.enum(OPPORTUNITY_TYPES)),
-  description: z.optional(z.string()),
-  nextStep: z.optional(z.string()),
+  description: OptionalString,
+  nextStep: OptionalString,
 };
 
 /** Body of `opportunities.create()`: `name` and `accountId` are required. */
@@ -143,38 +155,38 @@ export const OpportunityCreateInputSchema = (z.strictObject as InputSchemaOf<Opp
 
 /** Body of `opportunities.update()`: every field is optional. */
 export const OpportunityUpdateInputSchema = (z.strictObject as InputSchemaOf<OpportunityUpdateInput>)({
-  name: z.optional(z.string()),
-  accountId: z.optional(z.string()),
+  name: OptionalString,
+  accountId: OptionalString,
   ...opportunityFields,
 });
 
 /** An opportunity as returned by the API. Only `id` is guaranteed; unknown fields are kept. */
 export const OpportunitySchema = (z.looseObject as RecordSchemaOf<Opportunity>)({
   id: z.string(),
-  name: opt(z.string()),
-  accountId: opt(z.string()),
-  probability: opt(z.number()),
-  ownerId: opt(z.string()),
-  contactId: opt(z.string()),
-  pipelineId: opt(z.string()),
-  pipelineStageId: opt(z.string()),
-  amount: opt(z.number()),
-  expectedCloseDate: opt(z.string()),
-  contractStartDate: opt(z.string()),
-  closeDate: opt(z.string()),
-  source: opt(z.string()),
+  name: NullishString,
+  accountId: NullishString,
+  probability: NullishNumber,
+  ownerId: NullishString,
+  contactId: NullishString,
+  pipelineId: NullishString,
+  pipelineStageId: NullishString,
+  amount: NullishNumber,
+  expectedCloseDate: NullishString,
+  contractStartDate: NullishString,
+  closeDate: NullishString,
+  source: NullishString,
   type: opt(openEnum(OPPORTUNITY_TYPES)),
-  nextStep: opt(z.string()),
-  description: opt(z.string()),
-  isIntegration: opt(z.boolean()),
-  account: opt(z.string()),
-  contact: opt(z.string()),
-  owner: opt(z.string()),
-  activitiesCount: opt(z.number()),
-  lastActivityDate: opt(z.string()),
-  dsa: opt(z.number()),
-  createdAt: opt(z.string()),
-  updatedAt: opt(z.string()),
+  nextStep: NullishString,
+  description: NullishString,
+  isIntegration: NullishBoolean,
+  account: NullishString,
+  contact: NullishString,
+  owner: NullishString,
+  activitiesCount: NullishNumber,
+  lastActivityDate: NullishString,
+  dsa: NullishNumber,
+  createdAt: NullishString,
+  updatedAt: NullishString,
   primaryContact: opt(OpenObject),
   associatedContacts: opt(z.array(OpenObject)),
 });

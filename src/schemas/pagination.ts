@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { opt } from './common';
+import { NullishNumber } from './common';
 import { int } from './length';
 import { inEnglish } from './messages';
 import type { RecordSchemaOf } from './named';
@@ -37,10 +37,10 @@ export type Pagination = {
  * server which omits one still pages (the iterator then falls back to the page size).
  */
 export const PaginationSchema = (z.looseObject as RecordSchemaOf<Pagination>)({
-  page: opt(z.number()),
-  limit: opt(z.number()),
-  total: opt(z.number()),
-  pages: opt(z.number()),
+  page: NullishNumber,
+  limit: NullishNumber,
+  total: NullishNumber,
+  pages: NullishNumber,
 });
 
 /** `page` (>= 1) and `limit` (1 to 200), shared by both list endpoints. */

@@ -79,14 +79,13 @@ export function defineEndpoint<
   const ids = placeholdersOf(row.path);
   // An absent part accepts only undefined: z.optional(z.never()) says so with schemas every app
   // bundles anyway (strictObject rests on never), where z.undefined() would add its own.
-  const path = ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : absent();
+  const path = ids.length ? z.strictObject(Object.fromEntries(ids.map((id) => [id, PathId]))) : Absent;
   // The whole input's schema and the envelope's are built when first read, not at import: a call
   // needs the first only when a part fails, the second only when a body fails its generated
   // validator (PERFORMANCE.md, "Schemas built when first needed").
   let input: z.ZodMiniType | undefined;
   let envelope: Schema | undefined;
-  const inputSchema = () =>
-    (input ??= z.strictObject({ path, query: row.query ?? absent(), body: row.body ?? absent() }));
+  const inputSchema = () => (input ??= z.strictObject({ path, query: row.query ?? Absent, body: row.body ?? Absent }));
   const parseParts = partsParser(path, row.query, row.body);
   return {
     ...row,
@@ -110,8 +109,8 @@ export function defineEndpoint<
   };
 }
 
-/** The schema of a part an endpoint does not take: only undefined. */
-const absent = () => z.optional(z.never());
+/** The schema of a part an endpoint does not take: only undefined; one for every endpoint and part. */
+const Absent = z.optional(z.never());
 
 /**
  * A call's input, part by part, each by the schema the whole `input` schema gives it

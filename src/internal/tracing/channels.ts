@@ -36,6 +36,7 @@ export interface Channels {
  * one references, with its subscribers, so a channel an app subscribes to after a client was made
  * and dropped could be gone when the next client looks. Held, it is the one each client finds.
  */
+// biome-ignore lint/correctness/noUnusedVariables: held for its reference alone, never read (see above).
 let held: Channels | undefined;
 
 /** The SDK's tracing channels, where the runtime has `node:diagnostics_channel` (Node, Bun, Deno); none in a browser. */
