@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   SyncJournal,
   SyncJournalChange,
@@ -19,7 +18,9 @@ import type {
 } from '../sync/journal';
 import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
+import { byTypeAndKey, bytesOf, COLUMNS, entriesFrom, entryColumns, entryOf, type Row, UPSERT } from './entry-rows';
 import { postgresGenerations } from './generations';
+import { lockNumber } from './lock-numbers';
 import { readPaces, writePace } from './pace-table';
 import type { PostgresPool, PostgresPoolClient } from './pool';
 import { generationsSql, runsSql, schemaSql } from './schema';
@@ -43,79 +44,9 @@ export interface PostgresJournalOptions {
   readonly leaseMs?: number | undefined;
 }
 
-// Every function the statements call, and each operator whose operands are not both of one
-// built-in type, is named in pg_catalog: the caller's search_path is the session's, and a function
-// of the same name in a schema before pg_catalog, or of a closer argument type in any schema on it
-// (`public.nextval(text)`, `public.unnest(text[])`), would run in the journal's statements instead.
-// Multi-argument unnest is written as the ROWS FROM of one-argument ones that it stands for.
-const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
-/** What an entry row written again takes from the new one: every column but its identity. */
-const UPSERT = `ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
-  hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
-  request_id = excluded.request_id, run_id = excluded.run_id`;
-/** The entries' rows from parameters: tenant $1, types $2, keys $3, and entryColumns() from `$from` on. */
-const entriesFrom = (from: number): string =>
-  `SELECT $1, * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[]), ${[
-    'text',
-    'bytea',
-    'bytea',
-    'bytea',
-    'bigint',
-    'bytea',
-    'bytea',
-  ]
-    .map((sqlType, i) => `pg_catalog.unnest($${from + i}::${sqlType}[])`)
-    .join(', ')})`;
-
-interface Row {
-  type: string;
-  key: Buffer;
-  state: string;
-  crm_id: Buffer | null;
-  hash: Buffer;
-  data: Buffer;
-  attempted_at: string | null;
-  request_id: Buffer | null;
-  run_id: Buffer;
-}
-
-const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
-const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'opportunities', 'activities']);
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 // SQLSTATE classes of a connection that is gone or never was: 08 (connection exception), 57P0x (shutdown).
 const LOST = /^(08|57P0)/;
-
-/**
- * Every string is stored as its UTF-8 bytes (schema.ts): Postgres text holds no NUL. A lone
- * surrogate has no UTF-8 form (two such keys would meet in U+FFFD), so it is refused.
- */
-function bytesOf(value: string, what: string): Buffer {
-  if (!value.isWellFormed()) {
-    throw new TypeError(`A ${what} given to the Postgres sync journal is not well-formed UTF-16 (a lone surrogate).`);
-  }
-  return Buffer.from(value, 'utf8');
-}
-
-/** The columns of `entries` after their type and key, one array each, strings encoded (see entriesFrom()). */
-function entryColumns(entries: readonly SyncJournalEntry[]): unknown[][] {
-  return [
-    entries.map((e) => e.state),
-    entries.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
-    entries.map((e) => bytesOf(e.hash, 'hash')),
-    entries.map((e) => bytesOf(e.data, 'data')),
-    entries.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
-    entries.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
-    entries.map((e) => bytesOf(e.runId, 'run id')),
-  ];
-}
-
-/** A 64-bit advisory lock number for `parts`, as Postgres reads a bigint parameter. */
-function lockNumber(...parts: string[]): string {
-  return createHash('sha256').update(parts.join('\u0000')).digest().readBigInt64BE(0).toString();
-}
-
-const byTypeAndKey = (a: { type: string; key: string }, b: { type: string; key: string }): number =>
-  a.type < b.type ? -1 : a.type > b.type ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 
 /** One commit's values, as its statement takes them (an entry removed has no state). */
 interface CommitRow {
@@ -389,7 +320,7 @@ class PostgresJournal implements SyncJournal {
     );
     const found = new Map<string, SyncJournalEntry>();
     for (const row of rows) {
-      const entry = this.#entryOf(row);
+      const entry = entryOf(row, this.#schema);
       found.set(entry.key, entry);
     }
     return found;
@@ -412,7 +343,7 @@ class PostgresJournal implements SyncJournal {
             `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key > $3 ORDER BY key LIMIT $4`,
             [bytesOf(tenant, 'tenant'), type, bytesOf(after, 'key'), limit],
           );
-    return rows.map((row) => this.#entryOf(row));
+    return rows.map((row) => entryOf(row, this.#schema));
   }
 
   async pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
@@ -423,7 +354,7 @@ class PostgresJournal implements SyncJournal {
          AND c.key = e.key AND c.expires_at > pg_catalog.clock_timestamp())`,
       [bytesOf(tenant, 'tenant')],
     );
-    return rows.map((row) => this.#entryOf(row));
+    return rows.map((row) => entryOf(row, this.#schema));
   }
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
@@ -520,7 +451,7 @@ class PostgresJournal implements SyncJournal {
         for (const row of read) {
           const id = `${row.type}\u0000${row.key.toString('utf8')}`;
           if (row.held_until !== null) held.set(id, Number(row.held_until));
-          if (row.state !== null) entries.set(id, this.#entryOf(row as Row));
+          if (row.state !== null) entries.set(id, entryOf(row as Row, this.#schema));
         }
         const takeOver: typeof items = [];
         const claim: typeof items = [];
@@ -917,7 +848,7 @@ class PostgresJournal implements SyncJournal {
       [bytesOf(tenant, 'tenant')],
     )) as (Row & { claimed_by: Buffer; expires_at: string })[];
     return rows.map((row) => ({
-      entry: this.#entryOf(row),
+      entry: entryOf(row, this.#schema),
       runId: row.claimed_by.toString('utf8'),
       expiresAt: Number(row.expires_at),
     }));
@@ -937,26 +868,6 @@ class PostgresJournal implements SyncJournal {
     if (!this.#opened) {
       throw new SyncJournalError('unavailable', `The Postgres sync journal in schema ${this.#schema} is not open.`);
     }
-  }
-
-  #entryOf(row: Row): SyncJournalEntry {
-    if (!STATES.has(row.state) || !TYPES.has(row.type)) {
-      throw new SyncJournalError(
-        'corrupt',
-        `The Postgres sync journal in schema ${this.#schema} holds an entry it cannot read (type ${row.type}, state ${row.state}).`,
-      );
-    }
-    return {
-      type: row.type as SyncType,
-      key: row.key.toString('utf8'),
-      state: row.state as SyncJournalState,
-      crmId: row.crm_id?.toString('utf8'),
-      hash: row.hash.toString('utf8'),
-      data: row.data.toString('utf8'),
-      attemptedAt: row.attempted_at === null ? undefined : Number(row.attempted_at),
-      requestId: row.request_id?.toString('utf8'),
-      runId: row.run_id.toString('utf8'),
-    };
   }
 
   /**
