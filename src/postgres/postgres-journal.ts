@@ -20,10 +20,12 @@ import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
 import { byTypeAndKey, bytesOf, COLUMNS, entriesFrom, entryColumns, entryOf, type Row, UPSERT } from './entry-rows';
 import { postgresGenerations } from './generations';
+import { JournalDatabase } from './journal-database';
 import { lockNumber } from './lock-numbers';
 import { readPaces, writePace } from './pace-table';
 import type { PostgresPool, PostgresPoolClient } from './pool';
 import { generationsSql, runsSql, schemaSql } from './schema';
+import { BEGIN, retried } from './transaction-bounds';
 
 /** The format this version writes (the `format` table's one row); any other is refused. */
 export const FORMAT = 1;
@@ -45,8 +47,6 @@ export interface PostgresJournalOptions {
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-// SQLSTATE classes of a connection that is gone or never was: 08 (connection exception), 57P0x (shutdown).
-const LOST = /^(08|57P0)/;
 
 /** One commit's values, as its statement takes them (an entry removed has no state). */
 interface CommitRow {
@@ -63,46 +63,9 @@ interface CommitRow {
   readonly runId: Buffer | null;
 }
 
-/**
- * SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure), or
- * whose wait for a lock ran out (lock_timeout: a stalled holder's session is ended meanwhile):
- * it changed nothing, and is tried again.
- */
-const RETRY = new Set(['40P01', '40001', '55P03']);
-
-/**
- * Every transaction of the journal reads committed rows, whatever the role's or the session's
- * default isolation: each statement of a claim reads what its keys' last holder committed once
- * their locks are held. Under a default of `serializable` (a role's, or a setting a shared pool's
- * session kept), Postgres aborted claims of other keys that had read the same tables (43 of the
- * claims of four workers overlapping on one source), and a run failed as a read was aborted too.
- */
-const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
-
-/**
- * BEGIN, then the bounds of a transaction, from the lease, whatever the pool's sessions say: a
- * worker stalled inside one (SIGSTOP, a frozen VM, a debugger) holds its keys' advisory locks
- * with its transaction, past its lease, and the fleet stopped behind it until it woke (27 s with
- * a 2 s lease). Postgres ends a session idle in its transaction for half a lease, 1 s at least
- * (its locks go with it: the keys are free within about one lease), and a wait for a lock gives
- * up as soon (the stalled holder is ended meanwhile, and the wait tried again), well before
- * #connect gives up on an unanswered statement (a lease, 5 s at least) and fails the run. A live
- * worker's transactions are a few round trips, never idle that long. SET LOCAL: the session's
- * own settings come back at its end.
- */
-const boundedBegin = (leaseMs: number): string => {
-  const half = Math.max(1000, Math.floor(leaseMs / 2));
-  return `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${half}; SET LOCAL lock_timeout = ${half}`;
-};
-
 class PostgresJournal implements SyncJournal {
-  readonly #pool: PostgresPool;
-  readonly #schema: string;
-  /** How long a statement may go unanswered before its connection is given up (#connect). */
-  readonly #answerMs: number;
-  /** The schema, quoted, for the statements. */
-  readonly #s: string;
-  #opened = false;
+  /** The journal's statements, and whether it is open. */
+  readonly #db: JournalDatabase;
   readonly claims: SyncJournalClaims;
   readonly generations: SyncJournalGenerations;
   /** This process's live claims, by fence: renewed every third of the lease while any is held. */
@@ -110,22 +73,12 @@ class PostgresJournal implements SyncJournal {
   #renewal: ReturnType<typeof setInterval> | undefined;
   /** The run locks this journal holds, by tenant: each given up (its session closed) when it closes. */
   readonly #locks = new Map<string, { readonly lose: (why: string) => void; readonly signal: AbortSignal }>();
-  readonly #leaseMs: number;
-  /** BEGIN with the transaction's bounds from the lease (boundedBegin). */
-  readonly #begin: string;
   /** Commits waiting for the one in flight (#commitWaiting). */
   readonly #commits: { row: CommitRow; resolve: (mine: boolean) => void; reject: (error: unknown) => void }[] = [];
   #committing = false;
 
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
-    this.#pool = pool;
-    this.#schema = schema;
-    // A lease, and never under 5 s: far past any answer a live Postgres gives the journal's small
-    // statements, on a busy machine too.
-    this.#answerMs = Math.max(leaseMs, 5000);
-    this.#leaseMs = leaseMs;
-    this.#begin = boundedBegin(leaseMs);
-    this.#s = `"${schema}"`;
+    this.#db = new JournalDatabase(pool, schema, leaseMs);
     this.claims = {
       leaseMs,
       claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
@@ -135,47 +88,47 @@ class PostgresJournal implements SyncJournal {
       release: (tenant, fences) => this.#release(tenant, fences),
     };
     this.generations = postgresGenerations({
-      s: this.#s,
+      s: this.#db.s,
       schema,
       leaseMs,
-      query: (doing, text, values) => this.#query(doing, text, values),
-      transaction: (doing, body) => this.#transaction(doing, body),
+      query: (doing, text, values) => this.#db.query(doing, text, values),
+      transaction: (doing, body) => this.#db.transaction(doing, body),
     });
   }
 
   async open(): Promise<void> {
-    if (this.#opened) return;
+    if (this.#db.opened) return;
     // A journal that exists (every open but the first of a schema) is read in one statement, with
     // no transaction and no lock: the format row is written once and never changed.
     const found = await this.#formatRow();
     if (found?.format === FORMAT && found.runs) {
-      this.#opened = true;
+      this.#db.opened = true;
       return;
     }
     // Workers starting together create the schema once: the others wait for the lock, then read
-    // it. The lock is the session's, granted before BEGIN is sent (#once), so that the transaction
+    // it. The lock is the session's, granted before BEGIN is sent (transaction()), so that the transaction
     // starts after the worker that created the schema committed: a connection's cached catalog is
     // brought up to date when a transaction starts, not when an advisory lock is granted. (Taken
     // inside the transaction, a connection that had looked for the schema before, as #formatRow()
     // does, still found none; CREATE SCHEMA IF NOT EXISTS then failed on the catalog's unique
     // index, and three of four workers whose pools were warm failed to open a new journal.)
-    await this.#transaction(
+    await this.#db.transaction(
       'opened',
       async (client) => {
-        const found = await client.query('SELECT pg_catalog.to_regclass($1) AS format', [`${this.#s}.format`]);
+        const found = await client.query('SELECT pg_catalog.to_regclass($1) AS format', [`${this.#db.s}.format`]);
         if ((found.rows[0] as { format: string | null }).format === null) {
-          await client.query(schemaSql(this.#s, FORMAT) + generationsSql(this.#s));
+          await client.query(schemaSql(this.#db.s, FORMAT) + generationsSql(this.#db.s));
           return;
         }
-        const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
+        const rows = (await client.query(`SELECT format FROM ${this.#db.s}.format`)).rows as { format: number }[];
         this.#check(rows);
         // A journal made before the history (or generations) had no such tables: its first opener adds them.
-        await client.query(runsSql(this.#s) + generationsSql(this.#s));
+        await client.query(runsSql(this.#db.s) + generationsSql(this.#db.s));
       },
       BEGIN,
-      lockNumber('crm_sync.open', this.#schema),
+      lockNumber('crm_sync.open', this.#db.schema),
     );
-    this.#opened = true;
+    this.#db.opened = true;
   }
 
   /**
@@ -183,15 +136,15 @@ class PostgresJournal implements SyncJournal {
    * yet, or one being created: the locked path of open() decides, and refuses what it must).
    */
   async #formatRow(): Promise<{ format: number; runs: boolean } | undefined> {
-    const client = await this.#connect('opened');
+    const client = await this.#db.connect('opened');
     const lost = () => {};
     client.on('error', lost);
     let failure: Error | undefined;
     try {
       const rows = (
         await client.query(
-          `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AND pg_catalog.to_regclass($2) IS NOT NULL AS runs FROM ${this.#s}.format`,
-          [`${this.#s}.runs`, `${this.#s}.generation_keys`],
+          `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AND pg_catalog.to_regclass($2) IS NOT NULL AS runs FROM ${this.#db.s}.format`,
+          [`${this.#db.s}.runs`, `${this.#db.s}.generation_keys`],
         )
       ).rows as { format: number; runs: boolean }[];
       return rows.length === 1 ? rows[0] : undefined;
@@ -200,7 +153,7 @@ class PostgresJournal implements SyncJournal {
       const code = (error as { code?: unknown }).code;
       if (code === '42P01' || code === '3F000') return undefined;
       failure = error as Error;
-      throw this.#error(error, 'opened');
+      throw this.#db.error(error, 'opened');
     } finally {
       client.removeListener('error', lost);
       client.release(failure ?? false);
@@ -214,20 +167,20 @@ class PostgresJournal implements SyncJournal {
     if (format !== undefined && format > FORMAT) {
       throw new SyncJournalError(
         'newer-version',
-        `The Postgres sync journal in schema ${this.#schema} was written by a newer version of crm-integration-sdk (format ${format}, this one reads ${FORMAT}): upgrade every worker to use it; nothing was changed or sent.`,
+        `The Postgres sync journal in schema ${this.#db.schema} was written by a newer version of crm-integration-sdk (format ${format}, this one reads ${FORMAT}): upgrade every worker to use it; nothing was changed or sent.`,
       );
     }
     throw new SyncJournalError(
       'corrupt',
-      `The Postgres sync journal in schema ${this.#schema} has no readable format row (${rows.length} rows, format ${String(format)}): it was not written by crm-integration-sdk, or was damaged; name another schema, or restore it (README.md, "Syncing with many workers"); nothing was changed or sent.`,
+      `The Postgres sync journal in schema ${this.#db.schema} has no readable format row (${rows.length} rows, format ${String(format)}): it was not written by crm-integration-sdk, or was damaged; name another schema, or restore it (README.md, "Syncing with many workers"); nothing was changed or sent.`,
     );
   }
 
   async lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
-    this.#use();
+    this.#db.use();
     options?.signal?.throwIfAborted();
-    const number = lockNumber('crm_sync.run', this.#schema, tenant);
-    const client = await this.#connect('locked');
+    const number = lockNumber('crm_sync.run', this.#db.schema, tenant);
+    const client = await this.#db.connect('locked');
     // The lock is the session's: while this client is checked out and alive, no other session
     // takes it, and a worker that dies (its connection closes) frees it at once. The session is
     // the holder's identity (Postgres gives no two live sessions one), and its liveness the
@@ -255,35 +208,35 @@ class PostgresJournal implements SyncJournal {
     try {
       const taken = await client.query('SELECT pg_catalog.pg_try_advisory_lock($1::bigint) AS taken', [number]);
       if (!(taken.rows[0] as { taken: boolean }).taken) {
-        const held = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
+        const held = await client.query(`SELECT run_id, at FROM ${this.#db.s}.locks WHERE tenant = $1`, [
           bytesOf(tenant, 'tenant'),
         ]);
         const holder = held.rows[0] as { run_id: Buffer; at: Date } | undefined;
         throw new SyncJournalError(
           'locked',
-          `Another sync run (${holder ? `${holder.run_id.toString('utf8')}, since ${holder.at.toISOString()}` : 'starting'}) holds the Postgres sync journal in schema ${this.#schema} for tenant ${tenant}.`,
+          `Another sync run (${holder ? `${holder.run_id.toString('utf8')}, since ${holder.at.toISOString()}` : 'starting'}) holds the Postgres sync journal in schema ${this.#db.schema} for tenant ${tenant}.`,
         );
       }
       // A row left beside a free lock is a run's whose session ended without releasing it.
-      const left = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
+      const left = await client.query(`SELECT run_id, at FROM ${this.#db.s}.locks WHERE tenant = $1`, [
         bytesOf(tenant, 'tenant'),
       ]);
       const before = left.rows[0] as { run_id: Buffer; at: Date } | undefined;
       if (before) takenOver = { runId: before.run_id.toString('utf8'), takenAt: before.at.getTime() };
       await client.query(
-        `INSERT INTO ${this.#s}.locks (tenant, run_id, at) VALUES ($1, $2, pg_catalog.now())
+        `INSERT INTO ${this.#db.s}.locks (tenant, run_id, at) VALUES ($1, $2, pg_catalog.now())
          ON CONFLICT (tenant) DO UPDATE SET run_id = excluded.run_id, at = excluded.at`,
         [bytesOf(tenant, 'tenant'), bytesOf(runId, 'run id')],
       );
     } catch (error) {
       done(error instanceof SyncJournalError ? undefined : (error as Error));
-      throw this.#error(error, 'locked');
+      throw this.#db.error(error, 'locked');
     }
     // The session is looked at every third of the lease: one gone silent (a dropped connection)
-    // fails its statement within #answerMs, and the run learns it lost the lock.
+    // fails its statement within connect()'s answer time, and the run learns it lost the lock.
     check = setInterval(() => {
       client.query('SELECT 1').catch(() => lose('its Postgres session did not answer'));
-    }, this.#leaseMs / 3);
+    }, this.#db.leaseMs / 3);
     (check as { unref?: () => void }).unref?.();
     this.#locks.set(tenant, { lose, signal: controller.signal });
     let released = false;
@@ -298,7 +251,7 @@ class PostgresJournal implements SyncJournal {
         // A lock lost was freed with its session.
         if (controller.signal.aborted) return;
         try {
-          await client.query(`DELETE FROM ${this.#s}.locks WHERE tenant = $1 AND run_id = $2`, [
+          await client.query(`DELETE FROM ${this.#db.s}.locks WHERE tenant = $1 AND run_id = $2`, [
             bytesOf(tenant, 'tenant'),
             bytesOf(runId, 'run id'),
           ]);
@@ -307,7 +260,7 @@ class PostgresJournal implements SyncJournal {
         } catch (error) {
           // Closing the session frees its advisory lock all the same.
           done(error as Error);
-          throw this.#error(error, 'unlocked');
+          throw this.#db.error(error, 'unlocked');
         }
       },
     };
@@ -315,12 +268,12 @@ class PostgresJournal implements SyncJournal {
 
   async get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
     const rows = await this.#read(
-      `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[])`,
+      `SELECT ${COLUMNS} FROM ${this.#db.s}.entries WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[])`,
       [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key'))],
     );
     const found = new Map<string, SyncJournalEntry>();
     for (const row of rows) {
-      const entry = entryOf(row, this.#schema);
+      const entry = entryOf(row, this.#db.schema);
       found.set(entry.key, entry);
     }
     return found;
@@ -336,33 +289,33 @@ class PostgresJournal implements SyncJournal {
     const rows =
       after === undefined
         ? await this.#read(
-            `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 ORDER BY key LIMIT $3`,
+            `SELECT ${COLUMNS} FROM ${this.#db.s}.entries WHERE tenant = $1 AND type = $2 ORDER BY key LIMIT $3`,
             [bytesOf(tenant, 'tenant'), type, limit],
           )
         : await this.#read(
-            `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key > $3 ORDER BY key LIMIT $4`,
+            `SELECT ${COLUMNS} FROM ${this.#db.s}.entries WHERE tenant = $1 AND type = $2 AND key > $3 ORDER BY key LIMIT $4`,
             [bytesOf(tenant, 'tenant'), type, bytesOf(after, 'key'), limit],
           );
-    return rows.map((row) => entryOf(row, this.#schema));
+    return rows.map((row) => entryOf(row, this.#db.schema));
   }
 
   async pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
     const rows = await this.#read(
       // An entry under a live claim is another worker's create in flight, not a record in doubt.
-      `SELECT ${COLUMNS} FROM ${this.#s}.entries e WHERE tenant = $1 AND state IN ('sending', 'inDoubt')
-       AND NOT EXISTS (SELECT 1 FROM ${this.#s}.claims c WHERE c.tenant = e.tenant AND c.type = e.type
+      `SELECT ${COLUMNS} FROM ${this.#db.s}.entries e WHERE tenant = $1 AND state IN ('sending', 'inDoubt')
+       AND NOT EXISTS (SELECT 1 FROM ${this.#db.s}.claims c WHERE c.tenant = e.tenant AND c.type = e.type
          AND c.key = e.key AND c.expires_at > pg_catalog.clock_timestamp())`,
       [bytesOf(tenant, 'tenant')],
     );
-    return rows.map((row) => entryOf(row, this.#schema));
+    return rows.map((row) => entryOf(row, this.#db.schema));
   }
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
-    this.#use();
+    this.#db.use();
     const held = this.#locks.get(tenant);
     if (held?.signal.aborted) throw held.signal.reason;
     const apply = this.#change(tenant, change);
-    await this.#transaction('written', apply);
+    await this.#db.transaction('written', apply);
   }
 
   /** The statements of one change, its strings encoded first: a key refused leaves nothing half-written. */
@@ -377,13 +330,13 @@ class PostgresJournal implements SyncJournal {
     return async (client) => {
       if (put.length > 0) {
         await client.query(
-          `INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`,
+          `INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`,
           putValues,
         );
       }
       if (remove.length > 0) {
         await client.query(
-          `DELETE FROM ${this.#s}.entries e USING ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS r(type, key)
+          `DELETE FROM ${this.#db.s}.entries e USING ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS r(type, key)
            WHERE e.tenant = $1 AND e.type = r.type AND e.key = r.key`,
           [t, remove.map((e) => e.type), removeKeys],
         );
@@ -397,7 +350,7 @@ class PostgresJournal implements SyncJournal {
     requests: readonly SyncJournalClaimRequest[],
     leaseMs: number,
   ): Promise<readonly SyncJournalClaim[]> {
-    this.#use();
+    this.#db.use();
     const t = bytesOf(tenant, 'tenant');
     const run = bytesOf(runId, 'run id');
     const all = requests.map(({ intent, resend, reserve }) => ({
@@ -406,7 +359,7 @@ class PostgresJournal implements SyncJournal {
       reserve: reserve === true,
       id: `${intent.type}\u0000${intent.key}`,
       key: bytesOf(intent.key, 'key'),
-      lock: lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
+      lock: lockNumber('crm_sync.claim', this.#db.schema, tenant, intent.type, intent.key),
     }));
     const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])))`;
     // A key's lock is held by the transaction claiming it. A key another worker is claiming at
@@ -416,10 +369,10 @@ class PostgresJournal implements SyncJournal {
     // transactions, each claim waiting out the last). Never waiting, two claims never deadlock.
     // BEGIN and the locks in one round trip (a statement without parameters may be several): the
     // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
-    const begin = `${this.#begin}; SELECT pg_catalog.array_agg(x::text) FILTER (WHERE pg_catalog.pg_try_advisory_xact_lock(x)) AS mine,
+    const begin = `${this.#db.begin}; SELECT pg_catalog.array_agg(x::text) FILTER (WHERE pg_catalog.pg_try_advisory_xact_lock(x)) AS mine,
       (extract(epoch FROM pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint AS now
       FROM pg_catalog.unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
-    const claims = await this.#transaction(
+    const claims = await this.#db.transaction(
       'claimed',
       async (client, begun) => {
         const results = (Array.isArray(begun) ? begun : [begun]) as { rows: unknown[] }[];
@@ -440,9 +393,9 @@ class PostgresJournal implements SyncJournal {
             `SELECT u.type, u.key, (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS held_until,
                e.state, e.crm_id, e.hash, e.data, e.attempted_at, e.request_id, e.run_id
              FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
-             LEFT JOIN ${this.#s}.claims c ON c.tenant = $1 AND c.type = u.type AND c.key = u.key
+             LEFT JOIN ${this.#db.s}.claims c ON c.tenant = $1 AND c.type = u.type AND c.key = u.key
                AND c.run_id <> $4 AND c.expires_at > pg_catalog.clock_timestamp()
-             LEFT JOIN ${this.#s}.entries e ON e.tenant = $1 AND e.type = u.type AND e.key = u.key`,
+             LEFT JOIN ${this.#db.s}.entries e ON e.tenant = $1 AND e.type = u.type AND e.key = u.key`,
             [t, types, keys, run],
           )
         ).rows as (Row & { held_until: string | null; state: string | null })[];
@@ -451,7 +404,7 @@ class PostgresJournal implements SyncJournal {
         for (const row of read) {
           const id = `${row.type}\u0000${row.key.toString('utf8')}`;
           if (row.held_until !== null) held.set(id, Number(row.held_until));
-          if (row.state !== null) entries.set(id, entryOf(row as Row, this.#schema));
+          if (row.state !== null) entries.set(id, entryOf(row as Row, this.#db.schema));
         }
         const takeOver: typeof items = [];
         const claim: typeof items = [];
@@ -477,8 +430,8 @@ class PostgresJournal implements SyncJournal {
         if (takeOver.length > 0) {
           const values = [t, takeOver.map((i) => i.intent.type), takeOver.map((i) => i.key)];
           // Claims before entries, as a commit takes them.
-          await client.query(`DELETE FROM ${this.#s}.claims WHERE ${ofKeys}`, values);
-          await client.query(`UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE ${ofKeys}`, [
+          await client.query(`DELETE FROM ${this.#db.s}.claims WHERE ${ofKeys}`, values);
+          await client.query(`UPDATE ${this.#db.s}.entries SET state = 'inDoubt', run_id = $4 WHERE ${ofKeys}`, [
             ...values,
             run,
           ]);
@@ -494,8 +447,8 @@ class PostgresJournal implements SyncJournal {
           const rows = (
             await client.query(
               `WITH claimed AS (
-                 INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
-                 SELECT $1, u.type, u.key, $4, pg_catalog.nextval('${this.#s}.fences'),
+                 INSERT INTO ${this.#db.s}.claims (tenant, type, key, run_id, fence, expires_at)
+                 SELECT $1, u.type, u.key, $4, pg_catalog.nextval('${this.#db.s}.fences'),
                    pg_catalog.clock_timestamp() + ($5 OPERATOR(pg_catalog.*) interval '1 millisecond')
                  FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
                  ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
@@ -504,7 +457,7 @@ class PostgresJournal implements SyncJournal {
                    withIntents
                      ? `,
                intents AS (
-                 INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(6)} ${UPSERT}
+                 INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS}) ${entriesFrom(6)} ${UPSERT}
                  RETURNING 1)`
                      : ''
                  }
@@ -520,7 +473,7 @@ class PostgresJournal implements SyncJournal {
             )
           ).rows as { type: string; key: Buffer; fence: string }[];
           if (alone) {
-            await client.query(`INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`, [
+            await client.query(`INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`, [
               t,
               intents.map((i) => i.intent.type),
               intents.map((i) => i.key),
@@ -556,16 +509,16 @@ class PostgresJournal implements SyncJournal {
     intents: readonly SyncJournalFencedIntent[],
     leaseMs: number,
   ): Promise<readonly boolean[]> {
-    this.#use();
+    this.#db.use();
     if (intents.length === 0) return [];
     const t = bytesOf(tenant, 'tenant');
     const rows = [...intents].sort((x, y) => byTypeAndKey(x.intent, y.intent));
     const locks = new Set(
-      rows.map(({ intent }) => lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key)),
+      rows.map(({ intent }) => lockNumber('crm_sync.claim', this.#db.schema, tenant, intent.type, intent.key)),
     );
-    const begin = `${this.#begin}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
+    const begin = `${this.#db.begin}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
       FROM (SELECT x FROM pg_catalog.unnest('{${[...locks].join(',')}}'::bigint[]) AS x ORDER BY x) AS l`;
-    const written = await this.#transaction(
+    const written = await this.#db.transaction(
       'written',
       async (client) => {
         const columns = entryColumns(rows.map(({ intent }) => intent));
@@ -578,17 +531,17 @@ class PostgresJournal implements SyncJournal {
                  pg_catalog.unnest($10::bigint[]), pg_catalog.unnest($11::bytea[]), pg_catalog.unnest($12::bytea[]))
                AS r(type, key, fence, withdrawn, state, crm_id, hash, data, attempted_at, request_id, run_id)),
              mine AS (
-               UPDATE ${this.#s}.claims c SET expires_at = pg_catalog.clock_timestamp() + ($13 OPERATOR(pg_catalog.*) interval '1 millisecond')
+               UPDATE ${this.#db.s}.claims c SET expires_at = pg_catalog.clock_timestamp() + ($13 OPERATOR(pg_catalog.*) interval '1 millisecond')
                FROM r WHERE c.tenant = $1 AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
                RETURNING c.fence),
              put AS (
-               INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+               INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS})
                SELECT $1, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
                FROM r JOIN mine ON mine.fence = r.fence WHERE NOT r.withdrawn
                ${UPSERT}
                RETURNING 1),
              gone AS (
-               DELETE FROM ${this.#s}.entries e USING r, mine
+               DELETE FROM ${this.#db.s}.entries e USING r, mine
                WHERE mine.fence = r.fence AND r.withdrawn AND e.tenant = $1 AND e.type = r.type AND e.key = r.key
                RETURNING 1)
              SELECT fence FROM mine`,
@@ -616,14 +569,15 @@ class PostgresJournal implements SyncJournal {
   async #release(tenant: string, fences: readonly number[]): Promise<void> {
     for (const fence of fences) this.#held.delete(fence);
     if (fences.length === 0) return;
-    await this.#query('written', `DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND fence = ANY($2::bigint[])`, [
-      bytesOf(tenant, 'tenant'),
-      fences.map(String),
-    ]);
+    await this.#db.query(
+      'written',
+      `DELETE FROM ${this.#db.s}.claims WHERE tenant = $1 AND fence = ANY($2::bigint[])`,
+      [bytesOf(tenant, 'tenant'), fences.map(String)],
+    );
   }
 
   async #commit(tenant: string, change: SyncJournalChange, fence: number): Promise<boolean> {
-    this.#use();
+    this.#db.use();
     const put = change.put ?? [];
     const remove = change.remove ?? [];
     const of = put[0] ?? remove[0];
@@ -674,8 +628,8 @@ class PostgresJournal implements SyncJournal {
         try {
           const mine = new Set(
             (
-              (await this.#retried(() =>
-                this.#query(
+              (await retried(() =>
+                this.#db.query(
                   'written',
                   `WITH r AS (
                    SELECT * FROM ROWS FROM (pg_catalog.unnest($1::bytea[]), pg_catalog.unnest($2::text[]),
@@ -684,17 +638,17 @@ class PostgresJournal implements SyncJournal {
                      pg_catalog.unnest($9::bigint[]), pg_catalog.unnest($10::bytea[]), pg_catalog.unnest($11::bytea[]))
                    AS r(tenant, type, key, fence, state, crm_id, hash, data, attempted_at, request_id, run_id)),
                  mine AS (
-                   DELETE FROM ${this.#s}.claims c USING r
+                   DELETE FROM ${this.#db.s}.claims c USING r
                    WHERE c.tenant = r.tenant AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
                    RETURNING c.fence),
                  put AS (
-                   INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
+                   INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS})
                    SELECT r.tenant, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
                    FROM r JOIN mine ON mine.fence = r.fence WHERE r.state IS NOT NULL
                    ${UPSERT}
                    RETURNING 1),
                  gone AS (
-                   DELETE FROM ${this.#s}.entries e USING r, mine
+                   DELETE FROM ${this.#db.s}.entries e USING r, mine
                    WHERE mine.fence = r.fence AND r.state IS NULL AND e.tenant = r.tenant AND e.type = r.type AND e.key = r.key
                    RETURNING 1)
                  SELECT fence FROM mine`,
@@ -731,9 +685,9 @@ class PostgresJournal implements SyncJournal {
     type: SyncType,
     keys: readonly string[],
   ): Promise<ReadonlyMap<string, number>> {
-    const rows = (await this.#query(
+    const rows = (await this.#db.query(
       'read',
-      `SELECT key, (extract(epoch FROM expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at FROM ${this.#s}.claims
+      `SELECT key, (extract(epoch FROM expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at FROM ${this.#db.s}.claims
        WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > pg_catalog.clock_timestamp()`,
       [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key')), bytesOf(runId, 'run id')],
     )) as { key: Buffer; expires_at: string }[];
@@ -751,23 +705,25 @@ class PostgresJournal implements SyncJournal {
       }
       const fences = [...this.#held].map(String);
       // A renewal that fails (Postgres away) is tried again; the commit's fence says whether it held.
-      void this.#transaction('renewed', (client) =>
-        client.query(
-          `UPDATE ${this.#s}.claims SET expires_at = pg_catalog.clock_timestamp() + ($2 OPERATOR(pg_catalog.*) interval '1 millisecond')
+      void this.#db
+        .transaction('renewed', (client) =>
+          client.query(
+            `UPDATE ${this.#db.s}.claims SET expires_at = pg_catalog.clock_timestamp() + ($2 OPERATOR(pg_catalog.*) interval '1 millisecond')
            WHERE fence = ANY($1::bigint[]) AND expires_at > pg_catalog.clock_timestamp()`,
-          [fences, leaseMs],
-        ),
-      ).catch(() => {});
+            [fences, leaseMs],
+          ),
+        )
+        .catch(() => {});
     }, leaseMs / 3);
     this.#renewal.unref?.();
   }
 
   async tenants(): Promise<readonly string[]> {
-    const rows = (await this.#query(
+    const rows = (await this.#db.query(
       'read',
-      `SELECT tenant FROM ${this.#s}.entries UNION SELECT tenant FROM ${this.#s}.runs
-       UNION SELECT tenant FROM ${this.#s}.claims
-       UNION SELECT tenant FROM ${this.#s}.generations WHERE state IN ('open', 'removing') ORDER BY tenant`,
+      `SELECT tenant FROM ${this.#db.s}.entries UNION SELECT tenant FROM ${this.#db.s}.runs
+       UNION SELECT tenant FROM ${this.#db.s}.claims
+       UNION SELECT tenant FROM ${this.#db.s}.generations WHERE state IN ('open', 'removing') ORDER BY tenant`,
       [],
     )) as { tenant: Buffer }[];
     return rows.map((row) => row.tenant.toString('utf8'));
@@ -775,17 +731,17 @@ class PostgresJournal implements SyncJournal {
 
   // The paces remembered between runs: src/postgres/pace-table.ts.
   paces(tenant: string): Promise<readonly SyncJournalPace[]> {
-    return readPaces((doing, text, values) => this.#query(doing, text, values), this.#s, tenant);
+    return readPaces((doing, text, values) => this.#db.query(doing, text, values), this.#db.s, tenant);
   }
 
   keepPace(tenant: string, pace: SyncJournalPace): Promise<void> {
-    return writePace((doing, text, values) => this.#query(doing, text, values), this.#s, tenant, pace);
+    return writePace((doing, text, values) => this.#db.query(doing, text, values), this.#db.s, tenant, pace);
   }
 
   async addRun(tenant: string, run: SyncJournalRun): Promise<void> {
-    await this.#query(
+    await this.#db.query(
       'written',
-      `INSERT INTO ${this.#s}.runs (tenant, run_id, started_at, finished_at, recorded_at, summary)
+      `INSERT INTO ${this.#db.s}.runs (tenant, run_id, started_at, finished_at, recorded_at, summary)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, run_id) DO UPDATE SET started_at = excluded.started_at,
        finished_at = excluded.finished_at, recorded_at = excluded.recorded_at, summary = excluded.summary,
        stamped_at = pg_catalog.clock_timestamp()`,
@@ -800,21 +756,21 @@ class PostgresJournal implements SyncJournal {
     );
     // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
     if (run.finishedAt !== undefined) {
-      await this.#query(
+      await this.#db.query(
         'written',
-        `DELETE FROM ${this.#s}.runs WHERE tenant = $1 AND run_id NOT IN
-         (SELECT run_id FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2)`,
+        `DELETE FROM ${this.#db.s}.runs WHERE tenant = $1 AND run_id NOT IN
+         (SELECT run_id FROM ${this.#db.s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2)`,
         [bytesOf(tenant, 'tenant'), SYNC_HISTORY_KEPT],
       );
     }
   }
 
   async runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
-    const rows = (await this.#query(
+    const rows = (await this.#db.query(
       'read',
       `SELECT run_id, started_at, finished_at, recorded_at, summary,
          (extract(epoch FROM pg_catalog.clock_timestamp() - stamped_at) OPERATOR(pg_catalog.*) 1000)::bigint AS age_ms
-       FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2`,
+       FROM ${this.#db.s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2`,
       [bytesOf(tenant, 'tenant'), limit],
     )) as {
       run_id: Buffer;
@@ -836,19 +792,19 @@ class PostgresJournal implements SyncJournal {
   }
 
   async inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
-    const rows = (await this.#query(
+    const rows = (await this.#db.query(
       'read',
       `SELECT ${COLUMNS.split(', ')
         .map((column) => `e.${column}`)
         .join(', ')}, c.run_id AS claimed_by,
          (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at
-       FROM ${this.#s}.entries e JOIN ${this.#s}.claims c ON c.tenant = e.tenant AND c.type = e.type AND c.key = e.key
+       FROM ${this.#db.s}.entries e JOIN ${this.#db.s}.claims c ON c.tenant = e.tenant AND c.type = e.type AND c.key = e.key
        WHERE e.tenant = $1 AND e.state IN ('sending', 'inDoubt') AND c.expires_at > pg_catalog.clock_timestamp()
        ORDER BY e.type, e.key`,
       [bytesOf(tenant, 'tenant')],
     )) as (Row & { claimed_by: Buffer; expires_at: string })[];
     return rows.map((row) => ({
-      entry: entryOf(row, this.#schema),
+      entry: entryOf(row, this.#db.schema),
       runId: row.claimed_by.toString('utf8'),
       expiresAt: Number(row.expires_at),
     }));
@@ -858,169 +814,14 @@ class PostgresJournal implements SyncJournal {
     // The pool is the caller's: it ends it. A run lock still held is given up, its session closed.
     for (const held of this.#locks.values()) held.lose('its journal was closed while the run held it');
     this.#locks.clear();
-    this.#opened = false;
+    this.#db.opened = false;
     clearInterval(this.#renewal);
     this.#renewal = undefined;
     this.#held.clear();
   }
 
-  #use(): void {
-    if (!this.#opened) {
-      throw new SyncJournalError('unavailable', `The Postgres sync journal in schema ${this.#schema} is not open.`);
-    }
-  }
-
-  /**
-   * A client of the pool whose statements each fail when unanswered for a lease (at least 5 s), the
-   * client then given up (released with that error: the pool closes it). A pooled connection that
-   * a NAT or a firewall dropped without a word answers nothing, and a run waited on it for good,
-   * deaf to its signal; its claims could not have been renewed over that time anyway.
-   */
-  async #connect(doing: string): Promise<PostgresPoolClient> {
-    let client: PostgresPoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw this.#error(error, doing);
-    }
-    const answerMs = this.#answerMs;
-    let silent: Error | undefined;
-    return {
-      query: (text, values) => {
-        if (silent) return Promise.reject(silent);
-        let answered = false;
-        const asked = client.query(text, values).finally(() => {
-          answered = true;
-        });
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const unanswered = new Promise<never>((_, reject) => {
-          // After the poll phase: a process resumed after a stall reads an answer already there first.
-          timer = setTimeout(
-            () =>
-              setImmediate(() => {
-                if (answered) return;
-                silent = new Error(`Postgres did not answer within ${answerMs} ms: its connection was given up`);
-                reject(silent);
-              }),
-            answerMs,
-          );
-        });
-        return Promise.race([asked, unanswered]).finally(() => clearTimeout(timer));
-      },
-      release: (error) => client.release(silent ?? error),
-      on: (event, listener) => client.on(event, listener),
-      removeListener: (event, listener) => client.removeListener(event, listener),
-    };
-  }
-
   async #read(text: string, values: unknown[]): Promise<Row[]> {
-    return (await this.#query('read', text, values)) as Row[];
-  }
-
-  /** One statement, atomic by itself: no BEGIN and COMMIT around it (two round trips fewer). */
-  async #query(doing: string, text: string, values: unknown[]): Promise<unknown[]> {
-    this.#use();
-    const client = await this.#connect(doing);
-    const lost = () => {};
-    client.on('error', lost);
-    let failure: Error | undefined;
-    try {
-      return (await client.query(text, values)).rows;
-    } catch (error) {
-      failure = error as Error;
-      throw this.#error(error, doing);
-    } finally {
-      client.removeListener('error', lost);
-      client.release(failure ?? false);
-    }
-  }
-
-  /**
-   * One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock;
-   * `sessionLock`: an advisory lock (lockNumber) its connection holds around it.
-   */
-  #transaction<T>(
-    doing: string,
-    body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
-    begin = BEGIN,
-    sessionLock?: string,
-  ): Promise<T> {
-    return this.#retried(() => this.#once(doing, body, begin === BEGIN ? this.#begin : begin, sessionLock));
-  }
-
-  /** Tries `attempt` again (up to 5 times in all) when Postgres aborted it to break a deadlock: it changed nothing. */
-  async #retried<T>(attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (error) {
-        const code = (error as { cause?: { code?: unknown } }).cause?.code;
-        if (n >= 5 || typeof code !== 'string' || !RETRY.has(code)) throw error;
-      }
-    }
-  }
-
-  /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
-  async #once<T>(
-    doing: string,
-    body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
-    begin = BEGIN,
-    sessionLock?: string,
-  ): Promise<T> {
-    const client = await this.#connect(doing);
-    const lost = () => {};
-    client.on('error', lost);
-    let failure: Error | undefined;
-    try {
-      // Granted before BEGIN is sent: the transaction starts after the last holder's committed.
-      if (sessionLock !== undefined)
-        await client.query('SELECT pg_catalog.pg_advisory_lock($1::bigint)', [sessionLock]);
-      // BEGIN, or BEGIN and the transaction's first statements without parameters (one round trip;
-      // node-postgres answers several statements with an array of their results).
-      const begun = await client.query(begin);
-      const result = await body(client, begun);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      failure = error as Error;
-      await client.query('ROLLBACK').catch(() => {});
-      throw this.#error(error, doing);
-    } finally {
-      // A connection that could not free it is not given back: closed, it frees the lock all the same.
-      if (sessionLock !== undefined)
-        await client.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint)', [sessionLock]).catch((error: Error) => {
-          failure ??= error;
-        });
-      client.removeListener('error', lost);
-      // A refusal of ours left the connection sound; anything else may not have.
-      client.release(failure !== undefined && !(failure instanceof SyncJournalError) ? failure : false);
-    }
-  }
-
-  #error(error: unknown, doing: string): Error {
-    if (error instanceof SyncJournalError || error instanceof TypeError) return error;
-    const code = (error as { code?: unknown }).code;
-    const why = error instanceof Error ? error.message : String(error);
-    if ((code === '42P01' || code === '3F000') && doing !== 'opened') {
-      // Dropped under a journal opened before (an operator's reset): open() runs again on the next
-      // run, as in a new worker, rather than every later run of a long-lived one failing so.
-      this.#opened = false;
-      return new SyncJournalError(
-        'unavailable',
-        `The Postgres sync journal in schema ${this.#schema} is gone (${why}, SQLSTATE ${code}): its tables were dropped while this journal was open, and the run sends nothing more. The next run creates the journal anew, as a new worker would, knowing none of the records it held, and creates them again: restore the schema from a backup before then to keep them (README.md, "Syncing with many workers").`,
-        { cause: error },
-      );
-    }
-    const lost = typeof code !== 'string' || LOST.test(code);
-    return new SyncJournalError(
-      'unavailable',
-      `The Postgres sync journal in schema ${this.#schema} could not be ${doing} (${why}${lost ? '' : `, SQLSTATE ${String(code)}`})${
-        doing !== 'opened' && doing !== 'locked' && doing !== 'unlocked'
-          ? ': a run sends nothing more; a create in flight whose answer could not be written is settled as in doubt by the next run'
-          : ''
-      }.`,
-      { cause: error },
-    );
+    return (await this.#db.query('read', text, values)) as Row[];
   }
 }
 
