@@ -13,7 +13,6 @@ import type {
   SyncJournalPace,
   SyncJournalRun,
   SyncJournalState,
-  SyncJournalTakeover,
   SyncType,
 } from '../sync/journal';
 import { SYNC_HISTORY_KEPT } from '../sync/journal';
@@ -25,6 +24,7 @@ import { openJournal } from './journal-opening';
 import { lockNumber } from './lock-numbers';
 import { readPaces, writePace } from './pace-table';
 import type { PostgresPool, PostgresPoolClient } from './pool';
+import { RunLocks } from './run-locks';
 import { retried } from './transaction-bounds';
 
 /** Options of {@link postgresJournal}. */
@@ -68,14 +68,15 @@ class PostgresJournal implements SyncJournal {
   /** This process's live claims, by fence: renewed every third of the lease while any is held. */
   readonly #held = new Set<number>();
   #renewal: ReturnType<typeof setInterval> | undefined;
-  /** The run locks this journal holds, by tenant: each given up (its session closed) when it closes. */
-  readonly #locks = new Map<string, { readonly lose: (why: string) => void; readonly signal: AbortSignal }>();
+  /** The tenants' run locks this journal holds. */
+  readonly #locks: RunLocks;
   /** Commits waiting for the one in flight (#commitWaiting). */
   readonly #commits: { row: CommitRow; resolve: (mine: boolean) => void; reject: (error: unknown) => void }[] = [];
   #committing = false;
 
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
     this.#db = new JournalDatabase(pool, schema, leaseMs);
+    this.#locks = new RunLocks(this.#db);
     this.claims = {
       leaseMs,
       claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
@@ -97,94 +98,8 @@ class PostgresJournal implements SyncJournal {
     return openJournal(this.#db);
   }
 
-  async lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
-    this.#db.use();
-    options?.signal?.throwIfAborted();
-    const number = lockNumber('crm_sync.run', this.#db.schema, tenant);
-    const client = await this.#db.connect('locked');
-    // The lock is the session's: while this client is checked out and alive, no other session
-    // takes it, and a worker that dies (its connection closes) frees it at once. The session is
-    // the holder's identity (Postgres gives no two live sessions one), and its liveness the
-    // lease's renewal: a holder whose connection fails has lost the lock (lose()).
-    const controller = new AbortController();
-    let check: ReturnType<typeof setInterval> | undefined;
-    const lose = (why: string) => {
-      if (controller.signal.aborted) return;
-      controller.abort(
-        new SyncJournalError('locked', `This run lost the tenant's lock: ${why}. It stops, and writes nothing more.`),
-      );
-      done(new Error(`The run lock's session was given up: ${why}`));
-    };
-    const lost = () => lose('its Postgres session failed');
-    client.on('error', lost);
-    let returned = false;
-    const done = (error?: Error) => {
-      clearInterval(check);
-      if (returned) return;
-      returned = true;
-      client.removeListener('error', lost);
-      client.release(error ?? false);
-    };
-    let takenOver: SyncJournalTakeover | undefined;
-    try {
-      const taken = await client.query('SELECT pg_catalog.pg_try_advisory_lock($1::bigint) AS taken', [number]);
-      if (!(taken.rows[0] as { taken: boolean }).taken) {
-        const held = await client.query(`SELECT run_id, at FROM ${this.#db.s}.locks WHERE tenant = $1`, [
-          bytesOf(tenant, 'tenant'),
-        ]);
-        const holder = held.rows[0] as { run_id: Buffer; at: Date } | undefined;
-        throw new SyncJournalError(
-          'locked',
-          `Another sync run (${holder ? `${holder.run_id.toString('utf8')}, since ${holder.at.toISOString()}` : 'starting'}) holds the Postgres sync journal in schema ${this.#db.schema} for tenant ${tenant}.`,
-        );
-      }
-      // A row left beside a free lock is a run's whose session ended without releasing it.
-      const left = await client.query(`SELECT run_id, at FROM ${this.#db.s}.locks WHERE tenant = $1`, [
-        bytesOf(tenant, 'tenant'),
-      ]);
-      const before = left.rows[0] as { run_id: Buffer; at: Date } | undefined;
-      if (before) takenOver = { runId: before.run_id.toString('utf8'), takenAt: before.at.getTime() };
-      await client.query(
-        `INSERT INTO ${this.#db.s}.locks (tenant, run_id, at) VALUES ($1, $2, pg_catalog.now())
-         ON CONFLICT (tenant) DO UPDATE SET run_id = excluded.run_id, at = excluded.at`,
-        [bytesOf(tenant, 'tenant'), bytesOf(runId, 'run id')],
-      );
-    } catch (error) {
-      done(error instanceof SyncJournalError ? undefined : (error as Error));
-      throw this.#db.error(error, 'locked');
-    }
-    // The session is looked at every third of the lease: one gone silent (a dropped connection)
-    // fails its statement within connect()'s answer time, and the run learns it lost the lock.
-    check = setInterval(() => {
-      client.query('SELECT 1').catch(() => lose('its Postgres session did not answer'));
-    }, this.#db.leaseMs / 3);
-    (check as { unref?: () => void }).unref?.();
-    this.#locks.set(tenant, { lose, signal: controller.signal });
-    let released = false;
-    return {
-      signal: controller.signal,
-      takenOver,
-      release: async () => {
-        if (released) return;
-        released = true;
-        clearInterval(check);
-        if (this.#locks.get(tenant)?.signal === controller.signal) this.#locks.delete(tenant);
-        // A lock lost was freed with its session.
-        if (controller.signal.aborted) return;
-        try {
-          await client.query(`DELETE FROM ${this.#db.s}.locks WHERE tenant = $1 AND run_id = $2`, [
-            bytesOf(tenant, 'tenant'),
-            bytesOf(runId, 'run id'),
-          ]);
-          await client.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint)', [number]);
-          done();
-        } catch (error) {
-          // Closing the session frees its advisory lock all the same.
-          done(error as Error);
-          throw this.#db.error(error, 'unlocked');
-        }
-      },
-    };
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
+    return this.#locks.lock(tenant, runId, options);
   }
 
   async get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
@@ -233,7 +148,7 @@ class PostgresJournal implements SyncJournal {
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
     this.#db.use();
-    const held = this.#locks.get(tenant);
+    const held = this.#locks.held(tenant);
     if (held?.signal.aborted) throw held.signal.reason;
     const apply = this.#change(tenant, change);
     await this.#db.transaction('written', apply);
@@ -733,8 +648,7 @@ class PostgresJournal implements SyncJournal {
 
   close(): void {
     // The pool is the caller's: it ends it. A run lock still held is given up, its session closed.
-    for (const held of this.#locks.values()) held.lose('its journal was closed while the run held it');
-    this.#locks.clear();
+    this.#locks.loseAll('its journal was closed while the run held it');
     this.#db.opened = false;
     clearInterval(this.#renewal);
     this.#renewal = undefined;
