@@ -15,7 +15,6 @@ import type {
   SyncJournalState,
   SyncType,
 } from '../sync/journal';
-import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
 import { byTypeAndKey, bytesOf, COLUMNS, entriesFrom, entryColumns, entryOf, type Row, UPSERT } from './entry-rows';
 import { postgresGenerations } from './generations';
@@ -24,6 +23,7 @@ import { openJournal } from './journal-opening';
 import { lockNumber } from './lock-numbers';
 import { readPaces, writePace } from './pace-table';
 import type { PostgresPool, PostgresPoolClient } from './pool';
+import { addRun, readRuns } from './run-history';
 import { RunLocks } from './run-locks';
 import { retried } from './transaction-bounds';
 
@@ -574,57 +574,12 @@ class PostgresJournal implements SyncJournal {
     return writePace((doing, text, values) => this.#db.query(doing, text, values), this.#db.s, tenant, pace);
   }
 
-  async addRun(tenant: string, run: SyncJournalRun): Promise<void> {
-    await this.#db.query(
-      'written',
-      `INSERT INTO ${this.#db.s}.runs (tenant, run_id, started_at, finished_at, recorded_at, summary)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, run_id) DO UPDATE SET started_at = excluded.started_at,
-       finished_at = excluded.finished_at, recorded_at = excluded.recorded_at, summary = excluded.summary,
-       stamped_at = pg_catalog.clock_timestamp()`,
-      [
-        bytesOf(tenant, 'tenant'),
-        bytesOf(run.runId, 'run id'),
-        String(run.startedAt),
-        run.finishedAt === undefined ? null : String(run.finishedAt),
-        String(run.recordedAt),
-        bytesOf(run.summary, 'run summary'),
-      ],
-    );
-    // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
-    if (run.finishedAt !== undefined) {
-      await this.#db.query(
-        'written',
-        `DELETE FROM ${this.#db.s}.runs WHERE tenant = $1 AND run_id NOT IN
-         (SELECT run_id FROM ${this.#db.s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2)`,
-        [bytesOf(tenant, 'tenant'), SYNC_HISTORY_KEPT],
-      );
-    }
+  addRun(tenant: string, run: SyncJournalRun): Promise<void> {
+    return addRun(this.#db, tenant, run);
   }
 
-  async runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
-    const rows = (await this.#db.query(
-      'read',
-      `SELECT run_id, started_at, finished_at, recorded_at, summary,
-         (extract(epoch FROM pg_catalog.clock_timestamp() - stamped_at) OPERATOR(pg_catalog.*) 1000)::bigint AS age_ms
-       FROM ${this.#db.s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2`,
-      [bytesOf(tenant, 'tenant'), limit],
-    )) as {
-      run_id: Buffer;
-      started_at: string;
-      finished_at: string | null;
-      recorded_at: string;
-      summary: Buffer;
-      age_ms: string;
-    }[];
-    return rows.map((row) => ({
-      runId: row.run_id.toString('utf8'),
-      startedAt: Number(row.started_at),
-      finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
-      recordedAt: Number(row.recorded_at),
-      summary: row.summary.toString('utf8'),
-      // By the server's clock: a reader on another host tells a live run without comparing clocks.
-      ageMs: Number(row.age_ms),
-    }));
+  runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
+    return readRuns(this.#db, tenant, limit);
   }
 
   async inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
