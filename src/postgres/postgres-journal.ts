@@ -22,7 +22,8 @@ import { JournalDatabase } from './journal-database';
 import { openJournal } from './journal-opening';
 import { lockNumber } from './lock-numbers';
 import { readPaces, writePace } from './pace-table';
-import type { PostgresPool, PostgresPoolClient } from './pool';
+import type { PostgresPool } from './pool';
+import { changeOf, getEntries, inFlightEntries, knownTenants, listEntries, pendingEntries } from './records';
 import { addRun, readRuns } from './run-history';
 import { RunLocks } from './run-locks';
 import { retried } from './transaction-bounds';
@@ -102,82 +103,24 @@ class PostgresJournal implements SyncJournal {
     return this.#locks.lock(tenant, runId, options);
   }
 
-  async get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
-    const rows = await this.#read(
-      `SELECT ${COLUMNS} FROM ${this.#db.s}.entries WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[])`,
-      [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key'))],
-    );
-    const found = new Map<string, SyncJournalEntry>();
-    for (const row of rows) {
-      const entry = entryOf(row, this.#db.schema);
-      found.set(entry.key, entry);
-    }
-    return found;
+  get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
+    return getEntries(this.#db, tenant, type, keys);
   }
 
-  async list(
-    tenant: string,
-    type: SyncType,
-    after: string | undefined,
-    limit: number,
-  ): Promise<readonly SyncJournalEntry[]> {
-    // bytea compares byte by byte: UTF-8's order, which is the code points' order.
-    const rows =
-      after === undefined
-        ? await this.#read(
-            `SELECT ${COLUMNS} FROM ${this.#db.s}.entries WHERE tenant = $1 AND type = $2 ORDER BY key LIMIT $3`,
-            [bytesOf(tenant, 'tenant'), type, limit],
-          )
-        : await this.#read(
-            `SELECT ${COLUMNS} FROM ${this.#db.s}.entries WHERE tenant = $1 AND type = $2 AND key > $3 ORDER BY key LIMIT $4`,
-            [bytesOf(tenant, 'tenant'), type, bytesOf(after, 'key'), limit],
-          );
-    return rows.map((row) => entryOf(row, this.#db.schema));
+  list(tenant: string, type: SyncType, after: string | undefined, limit: number): Promise<readonly SyncJournalEntry[]> {
+    return listEntries(this.#db, tenant, type, after, limit);
   }
 
-  async pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
-    const rows = await this.#read(
-      // An entry under a live claim is another worker's create in flight, not a record in doubt.
-      `SELECT ${COLUMNS} FROM ${this.#db.s}.entries e WHERE tenant = $1 AND state IN ('sending', 'inDoubt')
-       AND NOT EXISTS (SELECT 1 FROM ${this.#db.s}.claims c WHERE c.tenant = e.tenant AND c.type = e.type
-         AND c.key = e.key AND c.expires_at > pg_catalog.clock_timestamp())`,
-      [bytesOf(tenant, 'tenant')],
-    );
-    return rows.map((row) => entryOf(row, this.#db.schema));
+  pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
+    return pendingEntries(this.#db, tenant);
   }
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
     this.#db.use();
     const held = this.#locks.held(tenant);
     if (held?.signal.aborted) throw held.signal.reason;
-    const apply = this.#change(tenant, change);
+    const apply = changeOf(this.#db, tenant, change);
     await this.#db.transaction('written', apply);
-  }
-
-  /** The statements of one change, its strings encoded first: a key refused leaves nothing half-written. */
-  #change(tenant: string, change: SyncJournalChange): (client: PostgresPoolClient) => Promise<void> {
-    const t = bytesOf(tenant, 'tenant');
-    // Rows in one order in every worker, so that two writes of the same keys queue rather than deadlock.
-    const put = [...(change.put ?? [])].sort(byTypeAndKey);
-    const remove = [...(change.remove ?? [])].sort(byTypeAndKey);
-    const putKeys = put.map((e) => bytesOf(e.key, 'key'));
-    const removeKeys = remove.map((e) => bytesOf(e.key, 'key'));
-    const putValues = [t, put.map((e) => e.type), putKeys, ...entryColumns(put)];
-    return async (client) => {
-      if (put.length > 0) {
-        await client.query(
-          `INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`,
-          putValues,
-        );
-      }
-      if (remove.length > 0) {
-        await client.query(
-          `DELETE FROM ${this.#db.s}.entries e USING ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS r(type, key)
-           WHERE e.tenant = $1 AND e.type = r.type AND e.key = r.key`,
-          [t, remove.map((e) => e.type), removeKeys],
-        );
-      }
-    };
   }
 
   async #claim(
@@ -554,15 +497,8 @@ class PostgresJournal implements SyncJournal {
     this.#renewal.unref?.();
   }
 
-  async tenants(): Promise<readonly string[]> {
-    const rows = (await this.#db.query(
-      'read',
-      `SELECT tenant FROM ${this.#db.s}.entries UNION SELECT tenant FROM ${this.#db.s}.runs
-       UNION SELECT tenant FROM ${this.#db.s}.claims
-       UNION SELECT tenant FROM ${this.#db.s}.generations WHERE state IN ('open', 'removing') ORDER BY tenant`,
-      [],
-    )) as { tenant: Buffer }[];
-    return rows.map((row) => row.tenant.toString('utf8'));
+  tenants(): Promise<readonly string[]> {
+    return knownTenants(this.#db);
   }
 
   // The paces remembered between runs: src/postgres/pace-table.ts.
@@ -582,23 +518,8 @@ class PostgresJournal implements SyncJournal {
     return readRuns(this.#db, tenant, limit);
   }
 
-  async inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
-    const rows = (await this.#db.query(
-      'read',
-      `SELECT ${COLUMNS.split(', ')
-        .map((column) => `e.${column}`)
-        .join(', ')}, c.run_id AS claimed_by,
-         (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at
-       FROM ${this.#db.s}.entries e JOIN ${this.#db.s}.claims c ON c.tenant = e.tenant AND c.type = e.type AND c.key = e.key
-       WHERE e.tenant = $1 AND e.state IN ('sending', 'inDoubt') AND c.expires_at > pg_catalog.clock_timestamp()
-       ORDER BY e.type, e.key`,
-      [bytesOf(tenant, 'tenant')],
-    )) as (Row & { claimed_by: Buffer; expires_at: string })[];
-    return rows.map((row) => ({
-      entry: entryOf(row, this.#db.schema),
-      runId: row.claimed_by.toString('utf8'),
-      expiresAt: Number(row.expires_at),
-    }));
+  inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
+    return inFlightEntries(this.#db, tenant);
   }
 
   close(): void {
@@ -608,10 +529,6 @@ class PostgresJournal implements SyncJournal {
     clearInterval(this.#renewal);
     this.#renewal = undefined;
     this.#held.clear();
-  }
-
-  async #read(text: string, values: unknown[]): Promise<Row[]> {
-    return (await this.#db.query('read', text, values)) as Row[];
   }
 }
 
