@@ -16,6 +16,7 @@ import type {
   SyncType,
 } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
+import { ClaimLeases } from './claim-leases';
 import { byTypeAndKey, bytesOf, COLUMNS, entriesFrom, entryColumns, entryOf, type Row, UPSERT } from './entry-rows';
 import { postgresGenerations } from './generations';
 import { JournalDatabase } from './journal-database';
@@ -66,9 +67,8 @@ class PostgresJournal implements SyncJournal {
   readonly #db: JournalDatabase;
   readonly claims: SyncJournalClaims;
   readonly generations: SyncJournalGenerations;
-  /** This process's live claims, by fence: renewed every third of the lease while any is held. */
-  readonly #held = new Set<number>();
-  #renewal: ReturnType<typeof setInterval> | undefined;
+  /** This process's live claims and their renewal. */
+  readonly #leases: ClaimLeases;
   /** The tenants' run locks this journal holds. */
   readonly #locks: RunLocks;
   /** Commits waiting for the one in flight (#commitWaiting). */
@@ -78,6 +78,7 @@ class PostgresJournal implements SyncJournal {
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
     this.#db = new JournalDatabase(pool, schema, leaseMs);
     this.#locks = new RunLocks(this.#db);
+    this.#leases = new ClaimLeases(this.#db);
     this.claims = {
       leaseMs,
       claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
@@ -271,8 +272,8 @@ class PostgresJournal implements SyncJournal {
       begin,
     );
     const answers = all.map((item) => claims.get(item.id) as SyncJournalClaim);
-    for (const answer of answers) if (answer.outcome === 'claimed') this.#held.add(answer.fence);
-    this.#renewEvery(leaseMs);
+    for (const answer of answers) if (answer.outcome === 'claimed') this.#leases.held.add(answer.fence);
+    this.#leases.renewEvery(leaseMs);
     return answers;
   }
 
@@ -340,13 +341,13 @@ class PostgresJournal implements SyncJournal {
       begin,
     );
     const answers = intents.map(({ fence }) => written.has(String(fence)));
-    for (const [i, { fence }] of intents.entries()) if (!answers[i]) this.#held.delete(fence);
+    for (const [i, { fence }] of intents.entries()) if (!answers[i]) this.#leases.held.delete(fence);
     return answers;
   }
 
   /** Gives up reserved claims whose requests never left: their keys are free at once, their entries as they were. */
   async #release(tenant: string, fences: readonly number[]): Promise<void> {
-    for (const fence of fences) this.#held.delete(fence);
+    for (const fence of fences) this.#leases.held.delete(fence);
     if (fences.length === 0) return;
     await this.#db.query(
       'written',
@@ -386,7 +387,7 @@ class PostgresJournal implements SyncJournal {
         if (!this.#committing) void this.#commitWaiting();
       });
     } finally {
-      this.#held.delete(fence);
+      this.#leases.held.delete(fence);
     }
   }
 
@@ -473,30 +474,6 @@ class PostgresJournal implements SyncJournal {
     return new Map(rows.map((row) => [row.key.toString('utf8'), Number(row.expires_at)]));
   }
 
-  /** Renews this process's claims while it holds any: a lease ends only when the process stops renewing. */
-  #renewEvery(leaseMs: number): void {
-    if (this.#renewal || this.#held.size === 0) return;
-    this.#renewal = setInterval(() => {
-      if (this.#held.size === 0) {
-        clearInterval(this.#renewal);
-        this.#renewal = undefined;
-        return;
-      }
-      const fences = [...this.#held].map(String);
-      // A renewal that fails (Postgres away) is tried again; the commit's fence says whether it held.
-      void this.#db
-        .transaction('renewed', (client) =>
-          client.query(
-            `UPDATE ${this.#db.s}.claims SET expires_at = pg_catalog.clock_timestamp() + ($2 OPERATOR(pg_catalog.*) interval '1 millisecond')
-           WHERE fence = ANY($1::bigint[]) AND expires_at > pg_catalog.clock_timestamp()`,
-            [fences, leaseMs],
-          ),
-        )
-        .catch(() => {});
-    }, leaseMs / 3);
-    this.#renewal.unref?.();
-  }
-
   tenants(): Promise<readonly string[]> {
     return knownTenants(this.#db);
   }
@@ -526,9 +503,7 @@ class PostgresJournal implements SyncJournal {
     // The pool is the caller's: it ends it. A run lock still held is given up, its session closed.
     this.#locks.loseAll('its journal was closed while the run held it');
     this.#db.opened = false;
-    clearInterval(this.#renewal);
-    this.#renewal = undefined;
-    this.#held.clear();
+    this.#leases.stop();
   }
 }
 
