@@ -5,7 +5,6 @@ import type {
   SyncJournalClaimRequest,
   SyncJournalClaims,
   SyncJournalEntry,
-  SyncJournalFencedIntent,
   SyncJournalGenerations,
   SyncJournalInFlight,
   SyncJournalLock,
@@ -25,6 +24,7 @@ import { lockNumber } from './lock-numbers';
 import { readPaces, writePace } from './pace-table';
 import type { PostgresPool } from './pool';
 import { changeOf, getEntries, inFlightEntries, knownTenants, listEntries, pendingEntries } from './records';
+import { intendReserved, releaseReserved } from './reserved-claims';
 import { addRun, readRuns } from './run-history';
 import { RunLocks } from './run-locks';
 
@@ -68,8 +68,8 @@ class PostgresJournal implements SyncJournal {
       claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
       commit: (tenant, change, fence) => this.#commits.commit(tenant, change, fence),
       held: (tenant, runId, type, keys) => this.#heldBy(tenant, runId, type, keys),
-      intend: (tenant, intents) => this.#intend(tenant, intents, leaseMs),
-      release: (tenant, fences) => this.#release(tenant, fences),
+      intend: (tenant, intents) => intendReserved(this.#db, this.#leases, tenant, intents, leaseMs),
+      release: (tenant, fences) => releaseReserved(this.#db, this.#leases, tenant, fences),
     };
     this.generations = postgresGenerations({
       s: this.#db.s,
@@ -259,85 +259,6 @@ class PostgresJournal implements SyncJournal {
     for (const answer of answers) if (answer.outcome === 'claimed') this.#leases.held.add(answer.fence);
     this.#leases.renewEvery(leaseMs);
     return answers;
-  }
-
-  /**
-   * Writes reserved keys' intents (or removes them, `withdrawn`) under their claims' fences,
-   * keeping and renewing the claims. The keys' advisory locks are taken first, waited for, in one
-   * order: a claim of another worker taking over a lapsed reservation holds them while it reads
-   * and writes, so it either commits first (the fence then differs, and the request is not sent)
-   * or finds this intent written (its create in doubt), never both workers sending.
-   */
-  async #intend(
-    tenant: string,
-    intents: readonly SyncJournalFencedIntent[],
-    leaseMs: number,
-  ): Promise<readonly boolean[]> {
-    this.#db.use();
-    if (intents.length === 0) return [];
-    const t = bytesOf(tenant, 'tenant');
-    const rows = [...intents].sort((x, y) => byTypeAndKey(x.intent, y.intent));
-    const locks = new Set(
-      rows.map(({ intent }) => lockNumber('crm_sync.claim', this.#db.schema, tenant, intent.type, intent.key)),
-    );
-    const begin = `${this.#db.begin}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
-      FROM (SELECT x FROM pg_catalog.unnest('{${[...locks].join(',')}}'::bigint[]) AS x ORDER BY x) AS l`;
-    const written = await this.#db.transaction(
-      'written',
-      async (client) => {
-        const columns = entryColumns(rows.map(({ intent }) => intent));
-        const found = (
-          await client.query(
-            `WITH r AS (
-               SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[]),
-                 pg_catalog.unnest($4::bigint[]), pg_catalog.unnest($5::boolean[]), pg_catalog.unnest($6::text[]),
-                 pg_catalog.unnest($7::bytea[]), pg_catalog.unnest($8::bytea[]), pg_catalog.unnest($9::bytea[]),
-                 pg_catalog.unnest($10::bigint[]), pg_catalog.unnest($11::bytea[]), pg_catalog.unnest($12::bytea[]))
-               AS r(type, key, fence, withdrawn, state, crm_id, hash, data, attempted_at, request_id, run_id)),
-             mine AS (
-               UPDATE ${this.#db.s}.claims c SET expires_at = pg_catalog.clock_timestamp() + ($13 OPERATOR(pg_catalog.*) interval '1 millisecond')
-               FROM r WHERE c.tenant = $1 AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
-               RETURNING c.fence),
-             put AS (
-               INSERT INTO ${this.#db.s}.entries (tenant, ${COLUMNS})
-               SELECT $1, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
-               FROM r JOIN mine ON mine.fence = r.fence WHERE NOT r.withdrawn
-               ${UPSERT}
-               RETURNING 1),
-             gone AS (
-               DELETE FROM ${this.#db.s}.entries e USING r, mine
-               WHERE mine.fence = r.fence AND r.withdrawn AND e.tenant = $1 AND e.type = r.type AND e.key = r.key
-               RETURNING 1)
-             SELECT fence FROM mine`,
-            [
-              t,
-              rows.map(({ intent }) => intent.type),
-              rows.map(({ intent }) => bytesOf(intent.key, 'key')),
-              rows.map(({ fence }) => String(fence)),
-              rows.map(({ withdrawn }) => withdrawn === true),
-              ...columns,
-              leaseMs,
-            ],
-          )
-        ).rows as { fence: string }[];
-        return new Set(found.map((row) => String(row.fence)));
-      },
-      begin,
-    );
-    const answers = intents.map(({ fence }) => written.has(String(fence)));
-    for (const [i, { fence }] of intents.entries()) if (!answers[i]) this.#leases.held.delete(fence);
-    return answers;
-  }
-
-  /** Gives up reserved claims whose requests never left: their keys are free at once, their entries as they were. */
-  async #release(tenant: string, fences: readonly number[]): Promise<void> {
-    for (const fence of fences) this.#leases.held.delete(fence);
-    if (fences.length === 0) return;
-    await this.#db.query(
-      'written',
-      `DELETE FROM ${this.#db.s}.claims WHERE tenant = $1 AND fence = ANY($2::bigint[])`,
-      [bytesOf(tenant, 'tenant'), fences.map(String)],
-    );
   }
 
   async #heldBy(
