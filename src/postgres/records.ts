@@ -7,7 +7,7 @@ import type { PostgresPoolClient } from './pool';
  * The records as a run reads and writes them outside any claim: the entries (a record's mapping,
  * its outcome, one in doubt) read by key, listed, found pending, in flight under another worker's
  * claim, and written as a change under the run's lock. A claim's reads and writes of the same rows
- * are the claims', since they hold the keys' locks while they do.
+ * are the claims' (claims.ts), since they hold the keys' locks while they do.
  */
 
 async function readRows(db: JournalDatabase, text: string, values: unknown[]): Promise<Row[]> {
