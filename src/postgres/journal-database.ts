@@ -22,7 +22,7 @@ export class JournalDatabase {
   readonly #answerMs: number;
   /** The schema, quoted, for the statements. */
   readonly s: string;
-  /** Set by open(), unset by close() and by a journal found dropped (error()). */
+  /** Set by openJournal() (journal-opening.ts), unset by close() and by a journal found dropped (error()). */
   opened = false;
   readonly leaseMs: number;
   /** BEGIN with the transaction's bounds from the lease (boundedBegin). */

@@ -23,7 +23,7 @@ import type { PostgresPool } from './pool';
 import { changeOf, getEntries, inFlightEntries, knownTenants, listEntries, pendingEntries } from './records';
 import { intendReserved, releaseReserved } from './reserved-claims';
 import { addRun, readRuns } from './run-history';
-import { RunLocks } from './run-locks';
+import { PostgresRunLocks } from './run-locks';
 
 /** Options of {@link postgresJournal}. */
 export interface PostgresJournalOptions {
@@ -43,6 +43,11 @@ export interface PostgresJournalOptions {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/*
+ * The class only wires: each concern is a module of its own (journal-opening, run-locks, records,
+ * claims, reserved-claims, fenced-commits, run-history), and what they share is made here once per
+ * journal (its JournalDatabase and its ClaimLeases), so that close() can end it all in one place.
+ */
 class PostgresJournal implements SyncJournal {
   /** The journal's statements, and whether it is open. */
   readonly #db: JournalDatabase;
@@ -53,11 +58,11 @@ class PostgresJournal implements SyncJournal {
   /** The commits waiting for the one in flight. */
   readonly #commits: FencedCommits;
   /** The tenants' run locks this journal holds. */
-  readonly #locks: RunLocks;
+  readonly #locks: PostgresRunLocks;
 
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
     this.#db = new JournalDatabase(pool, schema, leaseMs);
-    this.#locks = new RunLocks(this.#db);
+    this.#locks = new PostgresRunLocks(this.#db);
     this.#leases = new ClaimLeases(this.#db);
     this.#commits = new FencedCommits(this.#db, this.#leases);
     this.claims = {

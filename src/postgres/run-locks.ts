@@ -11,7 +11,7 @@ import { lockNumber } from './lock-numbers';
  */
 
 /** The tenants' run locks of one journal. */
-export class RunLocks {
+export class PostgresRunLocks {
   readonly #db: JournalDatabase;
   /** The run locks this journal holds, by tenant: each given up (its session closed) when it closes. */
   readonly #locks = new Map<string, { readonly lose: (why: string) => void; readonly signal: AbortSignal }>();
