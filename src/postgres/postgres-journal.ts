@@ -1,31 +1,29 @@
-import { createHash } from 'node:crypto';
 import type {
   SyncJournal,
   SyncJournalChange,
-  SyncJournalClaim,
-  SyncJournalClaimRequest,
   SyncJournalClaims,
   SyncJournalEntry,
-  SyncJournalFencedIntent,
   SyncJournalGenerations,
   SyncJournalInFlight,
   SyncJournalLock,
   SyncJournalLockOptions,
   SyncJournalPace,
   SyncJournalRun,
-  SyncJournalState,
-  SyncJournalTakeover,
   SyncType,
 } from '../sync/journal';
-import { SYNC_HISTORY_KEPT } from '../sync/journal';
 import { SyncJournalError } from '../sync/journal-error';
+import { ClaimLeases } from './claim-leases';
+import { claimKeys, heldBy } from './claims';
+import { FencedCommits } from './fenced-commits';
 import { postgresGenerations } from './generations';
+import { JournalDatabase } from './journal-database';
+import { openJournal } from './journal-opening';
 import { readPaces, writePace } from './pace-table';
-import type { PostgresPool, PostgresPoolClient } from './pool';
-import { generationsSql, runsSql, schemaSql } from './schema';
-
-/** The format this version writes (the `format` table's one row); any other is refused. */
-export const FORMAT = 1;
+import type { PostgresPool } from './pool';
+import { changeOf, getEntries, inFlightEntries, knownTenants, listEntries, pendingEntries } from './records';
+import { intendReserved, releaseReserved } from './reserved-claims';
+import { addRun, readRuns } from './run-history';
+import { PostgresRunLocks } from './run-locks';
 
 /** Options of {@link postgresJournal}. */
 export interface PostgresJournalOptions {
@@ -43,1073 +41,105 @@ export interface PostgresJournalOptions {
   readonly leaseMs?: number | undefined;
 }
 
-// Every function the statements call, and each operator whose operands are not both of one
-// built-in type, is named in pg_catalog: the caller's search_path is the session's, and a function
-// of the same name in a schema before pg_catalog, or of a closer argument type in any schema on it
-// (`public.nextval(text)`, `public.unnest(text[])`), would run in the journal's statements instead.
-// Multi-argument unnest is written as the ROWS FROM of one-argument ones that it stands for.
-const COLUMNS = 'type, key, state, crm_id, hash, data, attempted_at, request_id, run_id';
-/** What an entry row written again takes from the new one: every column but its identity. */
-const UPSERT = `ON CONFLICT (tenant, type, key) DO UPDATE SET state = excluded.state, crm_id = excluded.crm_id,
-  hash = excluded.hash, data = excluded.data, attempted_at = excluded.attempted_at,
-  request_id = excluded.request_id, run_id = excluded.run_id`;
-/** The entries' rows from parameters: tenant $1, types $2, keys $3, and entryColumns() from `$from` on. */
-const entriesFrom = (from: number): string =>
-  `SELECT $1, * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[]), ${[
-    'text',
-    'bytea',
-    'bytea',
-    'bytea',
-    'bigint',
-    'bytea',
-    'bytea',
-  ]
-    .map((sqlType, i) => `pg_catalog.unnest($${from + i}::${sqlType}[])`)
-    .join(', ')})`;
-
-interface Row {
-  type: string;
-  key: Buffer;
-  state: string;
-  crm_id: Buffer | null;
-  hash: Buffer;
-  data: Buffer;
-  attempted_at: string | null;
-  request_id: Buffer | null;
-  run_id: Buffer;
-}
-
-const STATES: ReadonlySet<string> = new Set<SyncJournalState>(['sending', 'inDoubt', 'synced', 'deactivated']);
-const TYPES: ReadonlySet<string> = new Set<SyncType>(['accounts', 'contacts', 'opportunities', 'activities']);
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-// SQLSTATE classes of a connection that is gone or never was: 08 (connection exception), 57P0x (shutdown).
-const LOST = /^(08|57P0)/;
 
-/**
- * Every string is stored as its UTF-8 bytes (schema.ts): Postgres text holds no NUL. A lone
- * surrogate has no UTF-8 form (two such keys would meet in U+FFFD), so it is refused.
+/*
+ * The class only wires: each concern is a module of its own (journal-opening, run-locks, records,
+ * claims, reserved-claims, fenced-commits, run-history), and what they share is made here once per
+ * journal (its JournalDatabase and its ClaimLeases), so that close() can end it all in one place.
  */
-function bytesOf(value: string, what: string): Buffer {
-  if (!value.isWellFormed()) {
-    throw new TypeError(`A ${what} given to the Postgres sync journal is not well-formed UTF-16 (a lone surrogate).`);
-  }
-  return Buffer.from(value, 'utf8');
-}
-
-/** The columns of `entries` after their type and key, one array each, strings encoded (see entriesFrom()). */
-function entryColumns(entries: readonly SyncJournalEntry[]): unknown[][] {
-  return [
-    entries.map((e) => e.state),
-    entries.map((e) => (e.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'))),
-    entries.map((e) => bytesOf(e.hash, 'hash')),
-    entries.map((e) => bytesOf(e.data, 'data')),
-    entries.map((e) => (e.attemptedAt === undefined ? null : String(e.attemptedAt))),
-    entries.map((e) => (e.requestId === undefined ? null : bytesOf(e.requestId, 'request id'))),
-    entries.map((e) => bytesOf(e.runId, 'run id')),
-  ];
-}
-
-/** A 64-bit advisory lock number for `parts`, as Postgres reads a bigint parameter. */
-function lockNumber(...parts: string[]): string {
-  return createHash('sha256').update(parts.join('\u0000')).digest().readBigInt64BE(0).toString();
-}
-
-const byTypeAndKey = (a: { type: string; key: string }, b: { type: string; key: string }): number =>
-  a.type < b.type ? -1 : a.type > b.type ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-
-/** One commit's values, as its statement takes them (an entry removed has no state). */
-interface CommitRow {
-  readonly tenant: Buffer;
-  readonly type: SyncType;
-  readonly key: Buffer;
-  readonly fence: string;
-  readonly state: SyncJournalState | null;
-  readonly crmId: Buffer | null;
-  readonly hash: Buffer | null;
-  readonly data: Buffer | null;
-  readonly attemptedAt: string | null;
-  readonly requestId: Buffer | null;
-  readonly runId: Buffer | null;
-}
-
-/**
- * SQLSTATEs of a transaction Postgres chose to abort (a deadlock, a serialization failure), or
- * whose wait for a lock ran out (lock_timeout: a stalled holder's session is ended meanwhile):
- * it changed nothing, and is tried again.
- */
-const RETRY = new Set(['40P01', '40001', '55P03']);
-
-/**
- * Every transaction of the journal reads committed rows, whatever the role's or the session's
- * default isolation: each statement of a claim reads what its keys' last holder committed once
- * their locks are held. Under a default of `serializable` (a role's, or a setting a shared pool's
- * session kept), Postgres aborted claims of other keys that had read the same tables (43 of the
- * claims of four workers overlapping on one source), and a run failed as a read was aborted too.
- */
-const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED';
-
-/**
- * BEGIN, then the bounds of a transaction, from the lease, whatever the pool's sessions say: a
- * worker stalled inside one (SIGSTOP, a frozen VM, a debugger) holds its keys' advisory locks
- * with its transaction, past its lease, and the fleet stopped behind it until it woke (27 s with
- * a 2 s lease). Postgres ends a session idle in its transaction for half a lease, 1 s at least
- * (its locks go with it: the keys are free within about one lease), and a wait for a lock gives
- * up as soon (the stalled holder is ended meanwhile, and the wait tried again), well before
- * #connect gives up on an unanswered statement (a lease, 5 s at least) and fails the run. A live
- * worker's transactions are a few round trips, never idle that long. SET LOCAL: the session's
- * own settings come back at its end.
- */
-const boundedBegin = (leaseMs: number): string => {
-  const half = Math.max(1000, Math.floor(leaseMs / 2));
-  return `${BEGIN}; SET LOCAL idle_in_transaction_session_timeout = ${half}; SET LOCAL lock_timeout = ${half}`;
-};
-
 class PostgresJournal implements SyncJournal {
-  readonly #pool: PostgresPool;
-  readonly #schema: string;
-  /** How long a statement may go unanswered before its connection is given up (#connect). */
-  readonly #answerMs: number;
-  /** The schema, quoted, for the statements. */
-  readonly #s: string;
-  #opened = false;
+  /** The journal's statements, and whether it is open. */
+  readonly #db: JournalDatabase;
   readonly claims: SyncJournalClaims;
   readonly generations: SyncJournalGenerations;
-  /** This process's live claims, by fence: renewed every third of the lease while any is held. */
-  readonly #held = new Set<number>();
-  #renewal: ReturnType<typeof setInterval> | undefined;
-  /** The run locks this journal holds, by tenant: each given up (its session closed) when it closes. */
-  readonly #locks = new Map<string, { readonly lose: (why: string) => void; readonly signal: AbortSignal }>();
-  readonly #leaseMs: number;
-  /** BEGIN with the transaction's bounds from the lease (boundedBegin). */
-  readonly #begin: string;
-  /** Commits waiting for the one in flight (#commitWaiting). */
-  readonly #commits: { row: CommitRow; resolve: (mine: boolean) => void; reject: (error: unknown) => void }[] = [];
-  #committing = false;
+  /** This process's live claims and their renewal. */
+  readonly #leases: ClaimLeases;
+  /** The commits waiting for the one in flight. */
+  readonly #commits: FencedCommits;
+  /** The tenants' run locks this journal holds. */
+  readonly #locks: PostgresRunLocks;
 
   constructor(pool: PostgresPool, schema: string, leaseMs: number) {
-    this.#pool = pool;
-    this.#schema = schema;
-    // A lease, and never under 5 s: far past any answer a live Postgres gives the journal's small
-    // statements, on a busy machine too.
-    this.#answerMs = Math.max(leaseMs, 5000);
-    this.#leaseMs = leaseMs;
-    this.#begin = boundedBegin(leaseMs);
-    this.#s = `"${schema}"`;
+    this.#db = new JournalDatabase(pool, schema, leaseMs);
+    this.#locks = new PostgresRunLocks(this.#db);
+    this.#leases = new ClaimLeases(this.#db);
+    this.#commits = new FencedCommits(this.#db, this.#leases);
     this.claims = {
       leaseMs,
-      claim: (tenant, runId, requests) => this.#claim(tenant, runId, requests, leaseMs),
-      commit: (tenant, change, fence) => this.#commit(tenant, change, fence),
-      held: (tenant, runId, type, keys) => this.#heldBy(tenant, runId, type, keys),
-      intend: (tenant, intents) => this.#intend(tenant, intents, leaseMs),
-      release: (tenant, fences) => this.#release(tenant, fences),
+      claim: (tenant, runId, requests) => claimKeys(this.#db, this.#leases, tenant, runId, requests, leaseMs),
+      commit: (tenant, change, fence) => this.#commits.commit(tenant, change, fence),
+      held: (tenant, runId, type, keys) => heldBy(this.#db, tenant, runId, type, keys),
+      intend: (tenant, intents) => intendReserved(this.#db, this.#leases, tenant, intents, leaseMs),
+      release: (tenant, fences) => releaseReserved(this.#db, this.#leases, tenant, fences),
     };
     this.generations = postgresGenerations({
-      s: this.#s,
+      s: this.#db.s,
       schema,
       leaseMs,
-      query: (doing, text, values) => this.#query(doing, text, values),
-      transaction: (doing, body) => this.#transaction(doing, body),
+      query: (doing, text, values) => this.#db.query(doing, text, values),
+      transaction: (doing, body) => this.#db.transaction(doing, body),
     });
   }
 
-  async open(): Promise<void> {
-    if (this.#opened) return;
-    // A journal that exists (every open but the first of a schema) is read in one statement, with
-    // no transaction and no lock: the format row is written once and never changed.
-    const found = await this.#formatRow();
-    if (found?.format === FORMAT && found.runs) {
-      this.#opened = true;
-      return;
-    }
-    // Workers starting together create the schema once: the others wait for the lock, then read
-    // it. The lock is the session's, granted before BEGIN is sent (#once), so that the transaction
-    // starts after the worker that created the schema committed: a connection's cached catalog is
-    // brought up to date when a transaction starts, not when an advisory lock is granted. (Taken
-    // inside the transaction, a connection that had looked for the schema before, as #formatRow()
-    // does, still found none; CREATE SCHEMA IF NOT EXISTS then failed on the catalog's unique
-    // index, and three of four workers whose pools were warm failed to open a new journal.)
-    await this.#transaction(
-      'opened',
-      async (client) => {
-        const found = await client.query('SELECT pg_catalog.to_regclass($1) AS format', [`${this.#s}.format`]);
-        if ((found.rows[0] as { format: string | null }).format === null) {
-          await client.query(schemaSql(this.#s, FORMAT) + generationsSql(this.#s));
-          return;
-        }
-        const rows = (await client.query(`SELECT format FROM ${this.#s}.format`)).rows as { format: number }[];
-        this.#check(rows);
-        // A journal made before the history (or generations) had no such tables: its first opener adds them.
-        await client.query(runsSql(this.#s) + generationsSql(this.#s));
-      },
-      BEGIN,
-      lockNumber('crm_sync.open', this.#schema),
-    );
-    this.#opened = true;
+  open(): Promise<void> {
+    return openJournal(this.#db);
   }
 
-  /**
-   * The journal's format when its format table holds exactly one row, else undefined (no journal
-   * yet, or one being created: the locked path of open() decides, and refuses what it must).
-   */
-  async #formatRow(): Promise<{ format: number; runs: boolean } | undefined> {
-    const client = await this.#connect('opened');
-    const lost = () => {};
-    client.on('error', lost);
-    let failure: Error | undefined;
-    try {
-      const rows = (
-        await client.query(
-          `SELECT format, pg_catalog.to_regclass($1) IS NOT NULL AND pg_catalog.to_regclass($2) IS NOT NULL AS runs FROM ${this.#s}.format`,
-          [`${this.#s}.runs`, `${this.#s}.generation_keys`],
-        )
-      ).rows as { format: number; runs: boolean }[];
-      return rows.length === 1 ? rows[0] : undefined;
-    } catch (error) {
-      // 42P01 (no such table) and 3F000 (no such schema): a journal not created yet.
-      const code = (error as { code?: unknown }).code;
-      if (code === '42P01' || code === '3F000') return undefined;
-      failure = error as Error;
-      throw this.#error(error, 'opened');
-    } finally {
-      client.removeListener('error', lost);
-      client.release(failure ?? false);
-    }
+  lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
+    return this.#locks.lock(tenant, runId, options);
   }
 
-  /** Refuses a format table that is not this version's one row (see open()). */
-  #check(rows: readonly { format: number }[]): void {
-    const format = rows.length === 1 ? rows[0]?.format : undefined;
-    if (format === FORMAT) return;
-    if (format !== undefined && format > FORMAT) {
-      throw new SyncJournalError(
-        'newer-version',
-        `The Postgres sync journal in schema ${this.#schema} was written by a newer version of crm-integration-sdk (format ${format}, this one reads ${FORMAT}): upgrade every worker to use it; nothing was changed or sent.`,
-      );
-    }
-    throw new SyncJournalError(
-      'corrupt',
-      `The Postgres sync journal in schema ${this.#schema} has no readable format row (${rows.length} rows, format ${String(format)}): it was not written by crm-integration-sdk, or was damaged; name another schema, or restore it (README.md, "Syncing with many workers"); nothing was changed or sent.`,
-    );
+  get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
+    return getEntries(this.#db, tenant, type, keys);
   }
 
-  async lock(tenant: string, runId: string, options?: SyncJournalLockOptions): Promise<SyncJournalLock> {
-    this.#use();
-    options?.signal?.throwIfAborted();
-    const number = lockNumber('crm_sync.run', this.#schema, tenant);
-    const client = await this.#connect('locked');
-    // The lock is the session's: while this client is checked out and alive, no other session
-    // takes it, and a worker that dies (its connection closes) frees it at once. The session is
-    // the holder's identity (Postgres gives no two live sessions one), and its liveness the
-    // lease's renewal: a holder whose connection fails has lost the lock (lose()).
-    const controller = new AbortController();
-    let check: ReturnType<typeof setInterval> | undefined;
-    const lose = (why: string) => {
-      if (controller.signal.aborted) return;
-      controller.abort(
-        new SyncJournalError('locked', `This run lost the tenant's lock: ${why}. It stops, and writes nothing more.`),
-      );
-      done(new Error(`The run lock's session was given up: ${why}`));
-    };
-    const lost = () => lose('its Postgres session failed');
-    client.on('error', lost);
-    let returned = false;
-    const done = (error?: Error) => {
-      clearInterval(check);
-      if (returned) return;
-      returned = true;
-      client.removeListener('error', lost);
-      client.release(error ?? false);
-    };
-    let takenOver: SyncJournalTakeover | undefined;
-    try {
-      const taken = await client.query('SELECT pg_catalog.pg_try_advisory_lock($1::bigint) AS taken', [number]);
-      if (!(taken.rows[0] as { taken: boolean }).taken) {
-        const held = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
-          bytesOf(tenant, 'tenant'),
-        ]);
-        const holder = held.rows[0] as { run_id: Buffer; at: Date } | undefined;
-        throw new SyncJournalError(
-          'locked',
-          `Another sync run (${holder ? `${holder.run_id.toString('utf8')}, since ${holder.at.toISOString()}` : 'starting'}) holds the Postgres sync journal in schema ${this.#schema} for tenant ${tenant}.`,
-        );
-      }
-      // A row left beside a free lock is a run's whose session ended without releasing it.
-      const left = await client.query(`SELECT run_id, at FROM ${this.#s}.locks WHERE tenant = $1`, [
-        bytesOf(tenant, 'tenant'),
-      ]);
-      const before = left.rows[0] as { run_id: Buffer; at: Date } | undefined;
-      if (before) takenOver = { runId: before.run_id.toString('utf8'), takenAt: before.at.getTime() };
-      await client.query(
-        `INSERT INTO ${this.#s}.locks (tenant, run_id, at) VALUES ($1, $2, pg_catalog.now())
-         ON CONFLICT (tenant) DO UPDATE SET run_id = excluded.run_id, at = excluded.at`,
-        [bytesOf(tenant, 'tenant'), bytesOf(runId, 'run id')],
-      );
-    } catch (error) {
-      done(error instanceof SyncJournalError ? undefined : (error as Error));
-      throw this.#error(error, 'locked');
-    }
-    // The session is looked at every third of the lease: one gone silent (a dropped connection)
-    // fails its statement within #answerMs, and the run learns it lost the lock.
-    check = setInterval(() => {
-      client.query('SELECT 1').catch(() => lose('its Postgres session did not answer'));
-    }, this.#leaseMs / 3);
-    (check as { unref?: () => void }).unref?.();
-    this.#locks.set(tenant, { lose, signal: controller.signal });
-    let released = false;
-    return {
-      signal: controller.signal,
-      takenOver,
-      release: async () => {
-        if (released) return;
-        released = true;
-        clearInterval(check);
-        if (this.#locks.get(tenant)?.signal === controller.signal) this.#locks.delete(tenant);
-        // A lock lost was freed with its session.
-        if (controller.signal.aborted) return;
-        try {
-          await client.query(`DELETE FROM ${this.#s}.locks WHERE tenant = $1 AND run_id = $2`, [
-            bytesOf(tenant, 'tenant'),
-            bytesOf(runId, 'run id'),
-          ]);
-          await client.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint)', [number]);
-          done();
-        } catch (error) {
-          // Closing the session frees its advisory lock all the same.
-          done(error as Error);
-          throw this.#error(error, 'unlocked');
-        }
-      },
-    };
+  list(tenant: string, type: SyncType, after: string | undefined, limit: number): Promise<readonly SyncJournalEntry[]> {
+    return listEntries(this.#db, tenant, type, after, limit);
   }
 
-  async get(tenant: string, type: SyncType, keys: readonly string[]): Promise<ReadonlyMap<string, SyncJournalEntry>> {
-    const rows = await this.#read(
-      `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[])`,
-      [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key'))],
-    );
-    const found = new Map<string, SyncJournalEntry>();
-    for (const row of rows) {
-      const entry = this.#entryOf(row);
-      found.set(entry.key, entry);
-    }
-    return found;
-  }
-
-  async list(
-    tenant: string,
-    type: SyncType,
-    after: string | undefined,
-    limit: number,
-  ): Promise<readonly SyncJournalEntry[]> {
-    // bytea compares byte by byte: UTF-8's order, which is the code points' order.
-    const rows =
-      after === undefined
-        ? await this.#read(
-            `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 ORDER BY key LIMIT $3`,
-            [bytesOf(tenant, 'tenant'), type, limit],
-          )
-        : await this.#read(
-            `SELECT ${COLUMNS} FROM ${this.#s}.entries WHERE tenant = $1 AND type = $2 AND key > $3 ORDER BY key LIMIT $4`,
-            [bytesOf(tenant, 'tenant'), type, bytesOf(after, 'key'), limit],
-          );
-    return rows.map((row) => this.#entryOf(row));
-  }
-
-  async pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
-    const rows = await this.#read(
-      // An entry under a live claim is another worker's create in flight, not a record in doubt.
-      `SELECT ${COLUMNS} FROM ${this.#s}.entries e WHERE tenant = $1 AND state IN ('sending', 'inDoubt')
-       AND NOT EXISTS (SELECT 1 FROM ${this.#s}.claims c WHERE c.tenant = e.tenant AND c.type = e.type
-         AND c.key = e.key AND c.expires_at > pg_catalog.clock_timestamp())`,
-      [bytesOf(tenant, 'tenant')],
-    );
-    return rows.map((row) => this.#entryOf(row));
+  pending(tenant: string): Promise<readonly SyncJournalEntry[]> {
+    return pendingEntries(this.#db, tenant);
   }
 
   async write(tenant: string, change: SyncJournalChange): Promise<void> {
-    this.#use();
-    const held = this.#locks.get(tenant);
+    this.#db.use();
+    const held = this.#locks.held(tenant);
     if (held?.signal.aborted) throw held.signal.reason;
-    const apply = this.#change(tenant, change);
-    await this.#transaction('written', apply);
+    const apply = changeOf(this.#db, tenant, change);
+    await this.#db.transaction('written', apply);
   }
 
-  /** The statements of one change, its strings encoded first: a key refused leaves nothing half-written. */
-  #change(tenant: string, change: SyncJournalChange): (client: PostgresPoolClient) => Promise<void> {
-    const t = bytesOf(tenant, 'tenant');
-    // Rows in one order in every worker, so that two writes of the same keys queue rather than deadlock.
-    const put = [...(change.put ?? [])].sort(byTypeAndKey);
-    const remove = [...(change.remove ?? [])].sort(byTypeAndKey);
-    const putKeys = put.map((e) => bytesOf(e.key, 'key'));
-    const removeKeys = remove.map((e) => bytesOf(e.key, 'key'));
-    const putValues = [t, put.map((e) => e.type), putKeys, ...entryColumns(put)];
-    return async (client) => {
-      if (put.length > 0) {
-        await client.query(
-          `INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`,
-          putValues,
-        );
-      }
-      if (remove.length > 0) {
-        await client.query(
-          `DELETE FROM ${this.#s}.entries e USING ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS r(type, key)
-           WHERE e.tenant = $1 AND e.type = r.type AND e.key = r.key`,
-          [t, remove.map((e) => e.type), removeKeys],
-        );
-      }
-    };
-  }
-
-  async #claim(
-    tenant: string,
-    runId: string,
-    requests: readonly SyncJournalClaimRequest[],
-    leaseMs: number,
-  ): Promise<readonly SyncJournalClaim[]> {
-    this.#use();
-    const t = bytesOf(tenant, 'tenant');
-    const run = bytesOf(runId, 'run id');
-    const all = requests.map(({ intent, resend, reserve }) => ({
-      intent,
-      resend,
-      reserve: reserve === true,
-      id: `${intent.type}\u0000${intent.key}`,
-      key: bytesOf(intent.key, 'key'),
-      lock: lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key),
-    }));
-    const ofKeys = `tenant = $1 AND (type, key) IN (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])))`;
-    // A key's lock is held by the transaction claiming it. A key another worker is claiming at
-    // this moment is answered held at once, as its claim will be once committed, rather than
-    // waited for: the run sets it aside and decides it once that worker is done, as for a claim
-    // found (overlapping workers met the same keys at once and queued behind each other's
-    // transactions, each claim waiting out the last). Never waiting, two claims never deadlock.
-    // BEGIN and the locks in one round trip (a statement without parameters may be several): the
-    // lock numbers are decimal integers of our own (lockNumber), so written into it as they are.
-    const begin = `${this.#begin}; SELECT pg_catalog.array_agg(x::text) FILTER (WHERE pg_catalog.pg_try_advisory_xact_lock(x)) AS mine,
-      (extract(epoch FROM pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint AS now
-      FROM pg_catalog.unnest('{${[...new Set(all.map((item) => item.lock))].join(',')}}'::bigint[]) AS x`;
-    const claims = await this.#transaction(
-      'claimed',
-      async (client, begun) => {
-        const results = (Array.isArray(begun) ? begun : [begun]) as { rows: unknown[] }[];
-        const locked = results.at(-1)?.rows[0] as { mine: string[] | null; now: string };
-        const mine = new Set(locked.mine ?? []);
-        const answers = new Map<string, SyncJournalClaim>();
-        for (const item of all) {
-          if (!mine.has(item.lock)) answers.set(item.id, { outcome: 'held', expiresAt: Number(locked.now) + leaseMs });
-        }
-        const items = all.filter((item) => mine.has(item.lock));
-        if (items.length === 0) return answers;
-        const types = items.map((item) => item.intent.type);
-        const keys = items.map((item) => item.key);
-        // The keys' live claims of other runs and their entries, read in one statement once the
-        // locks are held (a statement of its own: its snapshot sees what their last holder committed).
-        const read = (
-          await client.query(
-            `SELECT u.type, u.key, (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS held_until,
-               e.state, e.crm_id, e.hash, e.data, e.attempted_at, e.request_id, e.run_id
-             FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
-             LEFT JOIN ${this.#s}.claims c ON c.tenant = $1 AND c.type = u.type AND c.key = u.key
-               AND c.run_id <> $4 AND c.expires_at > pg_catalog.clock_timestamp()
-             LEFT JOIN ${this.#s}.entries e ON e.tenant = $1 AND e.type = u.type AND e.key = u.key`,
-            [t, types, keys, run],
-          )
-        ).rows as (Row & { held_until: string | null; state: string | null })[];
-        const held = new Map<string, number>();
-        const entries = new Map<string, SyncJournalEntry>();
-        for (const row of read) {
-          const id = `${row.type}\u0000${row.key.toString('utf8')}`;
-          if (row.held_until !== null) held.set(id, Number(row.held_until));
-          if (row.state !== null) entries.set(id, this.#entryOf(row as Row));
-        }
-        const takeOver: typeof items = [];
-        const claim: typeof items = [];
-        const claiming = new Set<string>();
-        for (const item of items) {
-          const expiresAt = held.get(item.id);
-          const found = entries.get(item.id);
-          // A key asked twice in one claim is answered once.
-          if (answers.has(item.id) || claiming.has(item.id)) continue;
-          if (expiresAt !== undefined) answers.set(item.id, { outcome: 'held', expiresAt });
-          else if (found && !(item.resend && (found.state === 'sending' || found.state === 'inDoubt'))) {
-            if (found.state !== 'sending') answers.set(item.id, { outcome: 'exists', entry: found });
-            else {
-              // A create whose claim ended (its worker died or stalled) may have been sent: in doubt.
-              takeOver.push(item);
-              answers.set(item.id, { outcome: 'exists', entry: { ...found, state: 'inDoubt', runId } });
-            }
-          } else {
-            claiming.add(item.id);
-            claim.push(item);
-          }
-        }
-        if (takeOver.length > 0) {
-          const values = [t, takeOver.map((i) => i.intent.type), takeOver.map((i) => i.key)];
-          // Claims before entries, as a commit takes them.
-          await client.query(`DELETE FROM ${this.#s}.claims WHERE ${ofKeys}`, values);
-          await client.query(`UPDATE ${this.#s}.entries SET state = 'inDoubt', run_id = $4 WHERE ${ofKeys}`, [
-            ...values,
-            run,
-          ]);
-        }
-        if (claim.length > 0) {
-          // Rows in one order in every worker, as #change writes them.
-          claim.sort((x, y) => byTypeAndKey(x.intent, y.intent));
-          // A reserved key's intent is written at its send gate (#intend), not here.
-          const intents = claim.filter((i) => !i.reserve);
-          const alone = intents.length > 0 && intents.length < claim.length;
-          const withIntents = intents.length === claim.length;
-          // The claims and their intents in one statement: claims before entries, as a commit takes them.
-          const rows = (
-            await client.query(
-              `WITH claimed AS (
-                 INSERT INTO ${this.#s}.claims (tenant, type, key, run_id, fence, expires_at)
-                 SELECT $1, u.type, u.key, $4, pg_catalog.nextval('${this.#s}.fences'),
-                   pg_catalog.clock_timestamp() + ($5 OPERATOR(pg_catalog.*) interval '1 millisecond')
-                 FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[])) AS u(type, key)
-                 ON CONFLICT (tenant, type, key) DO UPDATE SET run_id = excluded.run_id, fence = excluded.fence,
-                   expires_at = excluded.expires_at
-                 RETURNING type, key, fence)${
-                   withIntents
-                     ? `,
-               intents AS (
-                 INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(6)} ${UPSERT}
-                 RETURNING 1)`
-                     : ''
-                 }
-               SELECT type, key, fence FROM claimed`,
-              [
-                t,
-                claim.map((i) => i.intent.type),
-                claim.map((i) => i.key),
-                run,
-                leaseMs,
-                ...(withIntents ? entryColumns(claim.map((i) => i.intent)) : []),
-              ],
-            )
-          ).rows as { type: string; key: Buffer; fence: string }[];
-          if (alone) {
-            await client.query(`INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS}) ${entriesFrom(4)} ${UPSERT}`, [
-              t,
-              intents.map((i) => i.intent.type),
-              intents.map((i) => i.key),
-              ...entryColumns(intents.map((i) => i.intent)),
-            ]);
-          }
-          for (const row of rows) {
-            answers.set(`${row.type}\u0000${row.key.toString('utf8')}`, {
-              outcome: 'claimed',
-              fence: Number(row.fence),
-            });
-          }
-        }
-        return answers;
-      },
-      begin,
-    );
-    const answers = all.map((item) => claims.get(item.id) as SyncJournalClaim);
-    for (const answer of answers) if (answer.outcome === 'claimed') this.#held.add(answer.fence);
-    this.#renewEvery(leaseMs);
-    return answers;
-  }
-
-  /**
-   * Writes reserved keys' intents (or removes them, `withdrawn`) under their claims' fences,
-   * keeping and renewing the claims. The keys' advisory locks are taken first, waited for, in one
-   * order: a claim of another worker taking over a lapsed reservation holds them while it reads
-   * and writes, so it either commits first (the fence then differs, and the request is not sent)
-   * or finds this intent written (its create in doubt), never both workers sending.
-   */
-  async #intend(
-    tenant: string,
-    intents: readonly SyncJournalFencedIntent[],
-    leaseMs: number,
-  ): Promise<readonly boolean[]> {
-    this.#use();
-    if (intents.length === 0) return [];
-    const t = bytesOf(tenant, 'tenant');
-    const rows = [...intents].sort((x, y) => byTypeAndKey(x.intent, y.intent));
-    const locks = new Set(
-      rows.map(({ intent }) => lockNumber('crm_sync.claim', this.#schema, tenant, intent.type, intent.key)),
-    );
-    const begin = `${this.#begin}; SELECT pg_catalog.pg_advisory_xact_lock(l.x)
-      FROM (SELECT x FROM pg_catalog.unnest('{${[...locks].join(',')}}'::bigint[]) AS x ORDER BY x) AS l`;
-    const written = await this.#transaction(
-      'written',
-      async (client) => {
-        const columns = entryColumns(rows.map(({ intent }) => intent));
-        const found = (
-          await client.query(
-            `WITH r AS (
-               SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::bytea[]),
-                 pg_catalog.unnest($4::bigint[]), pg_catalog.unnest($5::boolean[]), pg_catalog.unnest($6::text[]),
-                 pg_catalog.unnest($7::bytea[]), pg_catalog.unnest($8::bytea[]), pg_catalog.unnest($9::bytea[]),
-                 pg_catalog.unnest($10::bigint[]), pg_catalog.unnest($11::bytea[]), pg_catalog.unnest($12::bytea[]))
-               AS r(type, key, fence, withdrawn, state, crm_id, hash, data, attempted_at, request_id, run_id)),
-             mine AS (
-               UPDATE ${this.#s}.claims c SET expires_at = pg_catalog.clock_timestamp() + ($13 OPERATOR(pg_catalog.*) interval '1 millisecond')
-               FROM r WHERE c.tenant = $1 AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
-               RETURNING c.fence),
-             put AS (
-               INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
-               SELECT $1, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
-               FROM r JOIN mine ON mine.fence = r.fence WHERE NOT r.withdrawn
-               ${UPSERT}
-               RETURNING 1),
-             gone AS (
-               DELETE FROM ${this.#s}.entries e USING r, mine
-               WHERE mine.fence = r.fence AND r.withdrawn AND e.tenant = $1 AND e.type = r.type AND e.key = r.key
-               RETURNING 1)
-             SELECT fence FROM mine`,
-            [
-              t,
-              rows.map(({ intent }) => intent.type),
-              rows.map(({ intent }) => bytesOf(intent.key, 'key')),
-              rows.map(({ fence }) => String(fence)),
-              rows.map(({ withdrawn }) => withdrawn === true),
-              ...columns,
-              leaseMs,
-            ],
-          )
-        ).rows as { fence: string }[];
-        return new Set(found.map((row) => String(row.fence)));
-      },
-      begin,
-    );
-    const answers = intents.map(({ fence }) => written.has(String(fence)));
-    for (const [i, { fence }] of intents.entries()) if (!answers[i]) this.#held.delete(fence);
-    return answers;
-  }
-
-  /** Gives up reserved claims whose requests never left: their keys are free at once, their entries as they were. */
-  async #release(tenant: string, fences: readonly number[]): Promise<void> {
-    for (const fence of fences) this.#held.delete(fence);
-    if (fences.length === 0) return;
-    await this.#query('written', `DELETE FROM ${this.#s}.claims WHERE tenant = $1 AND fence = ANY($2::bigint[])`, [
-      bytesOf(tenant, 'tenant'),
-      fences.map(String),
-    ]);
-  }
-
-  async #commit(tenant: string, change: SyncJournalChange, fence: number): Promise<boolean> {
-    this.#use();
-    const put = change.put ?? [];
-    const remove = change.remove ?? [];
-    const of = put[0] ?? remove[0];
-    if (!of || put.length + remove.length !== 1) {
-      throw new TypeError(
-        'SyncJournalClaims.commit(): a change of one entry, put or removed, the one its fence claims.',
-      );
-    }
-    const e = put[0];
-    const row: CommitRow = {
-      tenant: bytesOf(tenant, 'tenant'),
-      type: of.type,
-      key: bytesOf(of.key, 'key'),
-      fence: String(fence),
-      // No state: the entry is removed.
-      state: e ? e.state : null,
-      crmId: e?.crmId === undefined ? null : bytesOf(e.crmId, 'CRM id'),
-      hash: e ? bytesOf(e.hash, 'hash') : null,
-      data: e ? bytesOf(e.data, 'data') : null,
-      attemptedAt: e?.attemptedAt === undefined ? null : String(e.attemptedAt),
-      requestId: e?.requestId === undefined ? null : bytesOf(e.requestId, 'request id'),
-      runId: e ? bytesOf(e.runId, 'run id') : null,
-    };
-    try {
-      return await new Promise<boolean>((resolve, reject) => {
-        this.#commits.push({ row, resolve, reject });
-        if (!this.#committing) void this.#commitWaiting();
-      });
-    } finally {
-      this.#held.delete(fence);
-    }
-  }
-
-  /**
-   * Sends the commits waiting, those that came while one statement was in flight together in the
-   * next: one round trip and one WAL flush for all, each fence checked in the WHERE that releases
-   * its claim. A statement that fails fails each of its commits.
-   */
-  async #commitWaiting(): Promise<void> {
-    this.#committing = true;
-    try {
-      while (this.#commits.length > 0) {
-        const batch = this.#commits.splice(0, 1000);
-        // In one order in every worker, as the claims' takeovers take them.
-        const rows = batch
-          .map((c) => c.row)
-          .sort((x, y) => (x.type < y.type ? -1 : x.type > y.type ? 1 : Buffer.compare(x.key, y.key)));
-        try {
-          const mine = new Set(
-            (
-              (await this.#retried(() =>
-                this.#query(
-                  'written',
-                  `WITH r AS (
-                   SELECT * FROM ROWS FROM (pg_catalog.unnest($1::bytea[]), pg_catalog.unnest($2::text[]),
-                     pg_catalog.unnest($3::bytea[]), pg_catalog.unnest($4::bigint[]), pg_catalog.unnest($5::text[]),
-                     pg_catalog.unnest($6::bytea[]), pg_catalog.unnest($7::bytea[]), pg_catalog.unnest($8::bytea[]),
-                     pg_catalog.unnest($9::bigint[]), pg_catalog.unnest($10::bytea[]), pg_catalog.unnest($11::bytea[]))
-                   AS r(tenant, type, key, fence, state, crm_id, hash, data, attempted_at, request_id, run_id)),
-                 mine AS (
-                   DELETE FROM ${this.#s}.claims c USING r
-                   WHERE c.tenant = r.tenant AND c.type = r.type AND c.key = r.key AND c.fence = r.fence
-                   RETURNING c.fence),
-                 put AS (
-                   INSERT INTO ${this.#s}.entries (tenant, ${COLUMNS})
-                   SELECT r.tenant, r.type, r.key, r.state, r.crm_id, r.hash, r.data, r.attempted_at, r.request_id, r.run_id
-                   FROM r JOIN mine ON mine.fence = r.fence WHERE r.state IS NOT NULL
-                   ${UPSERT}
-                   RETURNING 1),
-                 gone AS (
-                   DELETE FROM ${this.#s}.entries e USING r, mine
-                   WHERE mine.fence = r.fence AND r.state IS NULL AND e.tenant = r.tenant AND e.type = r.type AND e.key = r.key
-                   RETURNING 1)
-                 SELECT fence FROM mine`,
-                  [
-                    rows.map((r) => r.tenant),
-                    rows.map((r) => r.type),
-                    rows.map((r) => r.key),
-                    rows.map((r) => r.fence),
-                    rows.map((r) => r.state),
-                    rows.map((r) => r.crmId),
-                    rows.map((r) => r.hash),
-                    rows.map((r) => r.data),
-                    rows.map((r) => r.attemptedAt),
-                    rows.map((r) => r.requestId),
-                    rows.map((r) => r.runId),
-                  ],
-                ),
-              )) as { fence: string }[]
-            ).map((row) => String(row.fence)),
-          );
-          for (const c of batch) c.resolve(mine.has(c.row.fence));
-        } catch (error) {
-          for (const c of batch) c.reject(error);
-        }
-      }
-    } finally {
-      this.#committing = false;
-    }
-  }
-
-  async #heldBy(
-    tenant: string,
-    runId: string,
-    type: SyncType,
-    keys: readonly string[],
-  ): Promise<ReadonlyMap<string, number>> {
-    const rows = (await this.#query(
-      'read',
-      `SELECT key, (extract(epoch FROM expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at FROM ${this.#s}.claims
-       WHERE tenant = $1 AND type = $2 AND key = ANY($3::bytea[]) AND run_id <> $4 AND expires_at > pg_catalog.clock_timestamp()`,
-      [bytesOf(tenant, 'tenant'), type, keys.map((key) => bytesOf(key, 'key')), bytesOf(runId, 'run id')],
-    )) as { key: Buffer; expires_at: string }[];
-    return new Map(rows.map((row) => [row.key.toString('utf8'), Number(row.expires_at)]));
-  }
-
-  /** Renews this process's claims while it holds any: a lease ends only when the process stops renewing. */
-  #renewEvery(leaseMs: number): void {
-    if (this.#renewal || this.#held.size === 0) return;
-    this.#renewal = setInterval(() => {
-      if (this.#held.size === 0) {
-        clearInterval(this.#renewal);
-        this.#renewal = undefined;
-        return;
-      }
-      const fences = [...this.#held].map(String);
-      // A renewal that fails (Postgres away) is tried again; the commit's fence says whether it held.
-      void this.#transaction('renewed', (client) =>
-        client.query(
-          `UPDATE ${this.#s}.claims SET expires_at = pg_catalog.clock_timestamp() + ($2 OPERATOR(pg_catalog.*) interval '1 millisecond')
-           WHERE fence = ANY($1::bigint[]) AND expires_at > pg_catalog.clock_timestamp()`,
-          [fences, leaseMs],
-        ),
-      ).catch(() => {});
-    }, leaseMs / 3);
-    this.#renewal.unref?.();
-  }
-
-  async tenants(): Promise<readonly string[]> {
-    const rows = (await this.#query(
-      'read',
-      `SELECT tenant FROM ${this.#s}.entries UNION SELECT tenant FROM ${this.#s}.runs
-       UNION SELECT tenant FROM ${this.#s}.claims
-       UNION SELECT tenant FROM ${this.#s}.generations WHERE state IN ('open', 'removing') ORDER BY tenant`,
-      [],
-    )) as { tenant: Buffer }[];
-    return rows.map((row) => row.tenant.toString('utf8'));
+  tenants(): Promise<readonly string[]> {
+    return knownTenants(this.#db);
   }
 
   // The paces remembered between runs: src/postgres/pace-table.ts.
   paces(tenant: string): Promise<readonly SyncJournalPace[]> {
-    return readPaces((doing, text, values) => this.#query(doing, text, values), this.#s, tenant);
+    return readPaces((doing, text, values) => this.#db.query(doing, text, values), this.#db.s, tenant);
   }
 
   keepPace(tenant: string, pace: SyncJournalPace): Promise<void> {
-    return writePace((doing, text, values) => this.#query(doing, text, values), this.#s, tenant, pace);
+    return writePace((doing, text, values) => this.#db.query(doing, text, values), this.#db.s, tenant, pace);
   }
 
-  async addRun(tenant: string, run: SyncJournalRun): Promise<void> {
-    await this.#query(
-      'written',
-      `INSERT INTO ${this.#s}.runs (tenant, run_id, started_at, finished_at, recorded_at, summary)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, run_id) DO UPDATE SET started_at = excluded.started_at,
-       finished_at = excluded.finished_at, recorded_at = excluded.recorded_at, summary = excluded.summary,
-       stamped_at = pg_catalog.clock_timestamp()`,
-      [
-        bytesOf(tenant, 'tenant'),
-        bytesOf(run.runId, 'run id'),
-        String(run.startedAt),
-        run.finishedAt === undefined ? null : String(run.finishedAt),
-        String(run.recordedAt),
-        bytesOf(run.summary, 'run summary'),
-      ],
-    );
-    // A run's end forgets the tenant's runs past the last SYNC_HISTORY_KEPT: the history stays bounded.
-    if (run.finishedAt !== undefined) {
-      await this.#query(
-        'written',
-        `DELETE FROM ${this.#s}.runs WHERE tenant = $1 AND run_id NOT IN
-         (SELECT run_id FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2)`,
-        [bytesOf(tenant, 'tenant'), SYNC_HISTORY_KEPT],
-      );
-    }
+  addRun(tenant: string, run: SyncJournalRun): Promise<void> {
+    return addRun(this.#db, tenant, run);
   }
 
-  async runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
-    const rows = (await this.#query(
-      'read',
-      `SELECT run_id, started_at, finished_at, recorded_at, summary,
-         (extract(epoch FROM pg_catalog.clock_timestamp() - stamped_at) OPERATOR(pg_catalog.*) 1000)::bigint AS age_ms
-       FROM ${this.#s}.runs WHERE tenant = $1 ORDER BY started_at DESC, run_id LIMIT $2`,
-      [bytesOf(tenant, 'tenant'), limit],
-    )) as {
-      run_id: Buffer;
-      started_at: string;
-      finished_at: string | null;
-      recorded_at: string;
-      summary: Buffer;
-      age_ms: string;
-    }[];
-    return rows.map((row) => ({
-      runId: row.run_id.toString('utf8'),
-      startedAt: Number(row.started_at),
-      finishedAt: row.finished_at === null ? undefined : Number(row.finished_at),
-      recordedAt: Number(row.recorded_at),
-      summary: row.summary.toString('utf8'),
-      // By the server's clock: a reader on another host tells a live run without comparing clocks.
-      ageMs: Number(row.age_ms),
-    }));
+  runs(tenant: string, limit: number): Promise<readonly SyncJournalRun[]> {
+    return readRuns(this.#db, tenant, limit);
   }
 
-  async inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
-    const rows = (await this.#query(
-      'read',
-      `SELECT ${COLUMNS.split(', ')
-        .map((column) => `e.${column}`)
-        .join(', ')}, c.run_id AS claimed_by,
-         (extract(epoch FROM c.expires_at) OPERATOR(pg_catalog.*) 1000)::bigint AS expires_at
-       FROM ${this.#s}.entries e JOIN ${this.#s}.claims c ON c.tenant = e.tenant AND c.type = e.type AND c.key = e.key
-       WHERE e.tenant = $1 AND e.state IN ('sending', 'inDoubt') AND c.expires_at > pg_catalog.clock_timestamp()
-       ORDER BY e.type, e.key`,
-      [bytesOf(tenant, 'tenant')],
-    )) as (Row & { claimed_by: Buffer; expires_at: string })[];
-    return rows.map((row) => ({
-      entry: this.#entryOf(row),
-      runId: row.claimed_by.toString('utf8'),
-      expiresAt: Number(row.expires_at),
-    }));
+  inFlight(tenant: string): Promise<readonly SyncJournalInFlight[]> {
+    return inFlightEntries(this.#db, tenant);
   }
 
   close(): void {
     // The pool is the caller's: it ends it. A run lock still held is given up, its session closed.
-    for (const held of this.#locks.values()) held.lose('its journal was closed while the run held it');
-    this.#locks.clear();
-    this.#opened = false;
-    clearInterval(this.#renewal);
-    this.#renewal = undefined;
-    this.#held.clear();
-  }
-
-  #use(): void {
-    if (!this.#opened) {
-      throw new SyncJournalError('unavailable', `The Postgres sync journal in schema ${this.#schema} is not open.`);
-    }
-  }
-
-  #entryOf(row: Row): SyncJournalEntry {
-    if (!STATES.has(row.state) || !TYPES.has(row.type)) {
-      throw new SyncJournalError(
-        'corrupt',
-        `The Postgres sync journal in schema ${this.#schema} holds an entry it cannot read (type ${row.type}, state ${row.state}).`,
-      );
-    }
-    return {
-      type: row.type as SyncType,
-      key: row.key.toString('utf8'),
-      state: row.state as SyncJournalState,
-      crmId: row.crm_id?.toString('utf8'),
-      hash: row.hash.toString('utf8'),
-      data: row.data.toString('utf8'),
-      attemptedAt: row.attempted_at === null ? undefined : Number(row.attempted_at),
-      requestId: row.request_id?.toString('utf8'),
-      runId: row.run_id.toString('utf8'),
-    };
-  }
-
-  /**
-   * A client of the pool whose statements each fail when unanswered for a lease (at least 5 s), the
-   * client then given up (released with that error: the pool closes it). A pooled connection that
-   * a NAT or a firewall dropped without a word answers nothing, and a run waited on it for good,
-   * deaf to its signal; its claims could not have been renewed over that time anyway.
-   */
-  async #connect(doing: string): Promise<PostgresPoolClient> {
-    let client: PostgresPoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw this.#error(error, doing);
-    }
-    const answerMs = this.#answerMs;
-    let silent: Error | undefined;
-    return {
-      query: (text, values) => {
-        if (silent) return Promise.reject(silent);
-        let answered = false;
-        const asked = client.query(text, values).finally(() => {
-          answered = true;
-        });
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const unanswered = new Promise<never>((_, reject) => {
-          // After the poll phase: a process resumed after a stall reads an answer already there first.
-          timer = setTimeout(
-            () =>
-              setImmediate(() => {
-                if (answered) return;
-                silent = new Error(`Postgres did not answer within ${answerMs} ms: its connection was given up`);
-                reject(silent);
-              }),
-            answerMs,
-          );
-        });
-        return Promise.race([asked, unanswered]).finally(() => clearTimeout(timer));
-      },
-      release: (error) => client.release(silent ?? error),
-      on: (event, listener) => client.on(event, listener),
-      removeListener: (event, listener) => client.removeListener(event, listener),
-    };
-  }
-
-  async #read(text: string, values: unknown[]): Promise<Row[]> {
-    return (await this.#query('read', text, values)) as Row[];
-  }
-
-  /** One statement, atomic by itself: no BEGIN and COMMIT around it (two round trips fewer). */
-  async #query(doing: string, text: string, values: unknown[]): Promise<unknown[]> {
-    this.#use();
-    const client = await this.#connect(doing);
-    const lost = () => {};
-    client.on('error', lost);
-    let failure: Error | undefined;
-    try {
-      return (await client.query(text, values)).rows;
-    } catch (error) {
-      failure = error as Error;
-      throw this.#error(error, doing);
-    } finally {
-      client.removeListener('error', lost);
-      client.release(failure ?? false);
-    }
-  }
-
-  /**
-   * One transaction, tried again (up to 5 times) when Postgres aborted it to break a deadlock;
-   * `sessionLock`: an advisory lock (lockNumber) its connection holds around it.
-   */
-  #transaction<T>(
-    doing: string,
-    body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
-    begin = BEGIN,
-    sessionLock?: string,
-  ): Promise<T> {
-    return this.#retried(() => this.#once(doing, body, begin === BEGIN ? this.#begin : begin, sessionLock));
-  }
-
-  /** Tries `attempt` again (up to 5 times in all) when Postgres aborted it to break a deadlock: it changed nothing. */
-  async #retried<T>(attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (error) {
-        const code = (error as { cause?: { code?: unknown } }).cause?.code;
-        if (n >= 5 || typeof code !== 'string' || !RETRY.has(code)) throw error;
-      }
-    }
-  }
-
-  /** One transaction on a client of its own; a client whose connection failed is not given back for reuse. */
-  async #once<T>(
-    doing: string,
-    body: (client: PostgresPoolClient, begun: unknown) => Promise<T>,
-    begin = BEGIN,
-    sessionLock?: string,
-  ): Promise<T> {
-    const client = await this.#connect(doing);
-    const lost = () => {};
-    client.on('error', lost);
-    let failure: Error | undefined;
-    try {
-      // Granted before BEGIN is sent: the transaction starts after the last holder's committed.
-      if (sessionLock !== undefined)
-        await client.query('SELECT pg_catalog.pg_advisory_lock($1::bigint)', [sessionLock]);
-      // BEGIN, or BEGIN and the transaction's first statements without parameters (one round trip;
-      // node-postgres answers several statements with an array of their results).
-      const begun = await client.query(begin);
-      const result = await body(client, begun);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      failure = error as Error;
-      await client.query('ROLLBACK').catch(() => {});
-      throw this.#error(error, doing);
-    } finally {
-      // A connection that could not free it is not given back: closed, it frees the lock all the same.
-      if (sessionLock !== undefined)
-        await client.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint)', [sessionLock]).catch((error: Error) => {
-          failure ??= error;
-        });
-      client.removeListener('error', lost);
-      // A refusal of ours left the connection sound; anything else may not have.
-      client.release(failure !== undefined && !(failure instanceof SyncJournalError) ? failure : false);
-    }
-  }
-
-  #error(error: unknown, doing: string): Error {
-    if (error instanceof SyncJournalError || error instanceof TypeError) return error;
-    const code = (error as { code?: unknown }).code;
-    const why = error instanceof Error ? error.message : String(error);
-    if ((code === '42P01' || code === '3F000') && doing !== 'opened') {
-      // Dropped under a journal opened before (an operator's reset): open() runs again on the next
-      // run, as in a new worker, rather than every later run of a long-lived one failing so.
-      this.#opened = false;
-      return new SyncJournalError(
-        'unavailable',
-        `The Postgres sync journal in schema ${this.#schema} is gone (${why}, SQLSTATE ${code}): its tables were dropped while this journal was open, and the run sends nothing more. The next run creates the journal anew, as a new worker would, knowing none of the records it held, and creates them again: restore the schema from a backup before then to keep them (README.md, "Syncing with many workers").`,
-        { cause: error },
-      );
-    }
-    const lost = typeof code !== 'string' || LOST.test(code);
-    return new SyncJournalError(
-      'unavailable',
-      `The Postgres sync journal in schema ${this.#schema} could not be ${doing} (${why}${lost ? '' : `, SQLSTATE ${String(code)}`})${
-        doing !== 'opened' && doing !== 'locked' && doing !== 'unlocked'
-          ? ': a run sends nothing more; a create in flight whose answer could not be written is settled as in doubt by the next run'
-          : ''
-      }.`,
-      { cause: error },
-    );
+    this.#locks.loseAll('its journal was closed while the run held it');
+    this.#db.opened = false;
+    this.#leases.stop();
   }
 }
 

@@ -33,7 +33,7 @@ const expire = (schema: string) =>
 
 const fenceOf = (claim: unknown) => (claim as { fence: number }).fence;
 
-/** The advisory lock number a claim of `key` takes (postgres-journal.ts, lockNumber). */
+/** The advisory lock number a claim of `key` takes (lock-numbers.ts, lockNumber). */
 const claimLock = (schema: string, key: string) =>
   createHash('sha256')
     .update(['crm_sync.claim', schema, 'acme', 'accounts', key].join('\u0000'))

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { CrmClient } from '../../src/index';
-import { FORMAT, postgresJournal } from '../../src/postgres/postgres-journal';
+import { FORMAT } from '../../src/postgres/journal-opening';
+import { postgresJournal } from '../../src/postgres/postgres-journal';
 import { CrmSync } from '../../src/sync/crm-sync';
 import type { SyncJournal } from '../../src/sync/journal';
 import { SyncJournalError } from '../../src/sync/journal-error';
