@@ -35,9 +35,13 @@ function seedsFor(memory: PaceMemory): Map<string, RememberedPace> {
     const kept = new Map<string, RememberedPace>();
     seeds = kept;
     seedsOf.set(memory, kept);
+    // After the hook of another copy of this entry, if one holds the transport (the ESM and the
+    // CJS build in one process): a pacer takes the first seed it is given, so this copy's first.
+    const other = memory.onMade;
     memory.onMade = (credential, pacer) => {
       const remembered = kept.size > 0 ? kept.get(keyFingerprint(credential)) : undefined;
       if (remembered) pacer.seed(remembered);
+      other?.(credential, pacer);
     };
   }
   return seeds;

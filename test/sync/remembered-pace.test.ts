@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { CrmClient } from '../../src/index';
+import { paceMemoryOf } from '../../src/internal/waiting/pace-memory';
 import { CrmSync, memoryJournal, type SyncJournal, sqliteJournal } from '../../src/sync/index';
-import { keyFingerprint } from '../../src/sync/remembered-pace';
+import { keyFingerprint, recallPace } from '../../src/sync/remembered-pace';
 import type { FakeCrmCore } from '../../src/testing/index';
 import { throughMsw } from '../support/fake-harness';
 import { settle } from '../support/paced';
@@ -237,5 +238,30 @@ describe('a pace remembered in the sync journal', () => {
     expect(firstRefused).toBeGreaterThan(0);
     // Seeded with its own 100/s, not the 200/s of the first key.
     expect(secondRefused).toBe(0);
+  }, 120_000);
+
+  test('a hook another copy of the sync entry set on the client (its ESM and CJS builds in one process) is kept: the pacer is seeded by this one and handed to that one', async () => {
+    const { baseUrl } = await fakeAt(200, 20);
+    const journal = memoryJournal();
+    journal.keepPace?.(TENANT, {
+      key: keyFingerprint(KEY),
+      baseUrl: baseUrl.replace(/\/+$/, ''),
+      rate: 150,
+      ceiling: 150,
+      quietMs: 30_000,
+      refusals: 1,
+      learnedAt: Date.now(),
+      usedAt: Date.now(),
+    });
+    const crm = new CrmClient({ baseUrl, apiKey: KEY, tenantId: TENANT, throttle: 'auto' });
+    const pacers = paceMemoryOf(crm);
+    const handed: string[] = [];
+    if (pacers) pacers.memory.onMade = (credential) => handed.push(credential);
+
+    await recallPace(crm, journal, TENANT, 60_000);
+    await crm.accounts.create({ name: 'First' });
+
+    expect(handed).toEqual([KEY]);
+    expect(pacers?.memory.made.get(KEY)?.remembered()?.rate).toBe(150);
   }, 120_000);
 });
