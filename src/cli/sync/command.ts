@@ -2,14 +2,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import {
-  CrmSync,
-  type SyncMaxRemoved,
-  type SyncPlan,
-  type SyncPlanEntry,
-  type SyncReport,
-  type SyncSource,
-} from '../../sync';
+import { CrmSync, type SyncMaxRemoved, type SyncReport, type SyncSource } from '../../sync';
 import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
@@ -33,20 +26,10 @@ import {
   reportFile,
   sameFile,
 } from './paths';
+import { printPlan, rememberLabel } from './print-plan';
 import { SyncProgressLine } from './progress';
 import { readOptionsOf } from './read-options';
-import {
-  labelOf,
-  ndjsonLine,
-  planLine,
-  planSummary,
-  problemLines,
-  refusalText,
-  reportJson,
-  reportLine,
-  summaryJson,
-  valueText,
-} from './render';
+import { problemLines, reportJson, reportLine, SUMMARY_ENTRIES, summaryJson, valueText } from './render';
 import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
 
 /** The command line's parser (main.ts's, with its refusals and "did you mean"). */
@@ -57,13 +40,6 @@ export type Parse = (
 ) => { values: Values; positionals: string[] };
 
 const COMMANDS = Object.keys(syncOptions) as SyncCommand[];
-
-/**
- * The most record names a plan holds to show beside its creates. Each is dropped once its entry
- * is written (an invalid record's is kept), so a list's map holds about a batch of them, plus its
- * invalid records: this bounds it whatever a source does (past it, creates show their key alone).
- */
-const LABELS = 100_000;
 
 /** `crm sync <command> [options]`. */
 export async function runSync(args: readonly string[], io: SyncIo, parse: Parse): Promise<number> {
@@ -345,20 +321,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs
     for (const file of opened.sources) {
       const names = new Map<string, string>();
       labels.set(file.type, names);
-      const remember = asText
-        ? (record: Record<string, unknown>) => {
-            const label = labelOf(record.data);
-            // The first record of a key keeps it: a repeat of the key is invalid, and shows no name.
-            if (
-              label !== undefined &&
-              typeof record.key === 'string' &&
-              names.size < LABELS &&
-              !names.has(record.key)
-            ) {
-              names.set(record.key, label);
-            }
-          }
-        : undefined;
+      const remember = asText ? rememberLabel(names) : undefined;
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
     }
     if (command === 'plan') {
@@ -405,75 +368,6 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs
     await opened.close();
   }
 }
-
-/** Writes each entry of the plan as the engine decides it, then the counts: a million rows in bounded memory. */
-async function printPlan(
-  io: SyncIo,
-  sync: CrmSync,
-  source: SyncSource,
-  options: {
-    readonly removed: 'keep' | 'deactivate' | undefined;
-    readonly maxRemoved: SyncMaxRemoved | undefined;
-    readonly summary: boolean;
-  },
-  asText: boolean,
-  labels: ReadonlyMap<string, Map<string, string>>,
-  redact: (value: unknown) => unknown,
-): Promise<SyncPlan['counts']> {
-  const { removed, maxRemoved, summary } = options;
-  let lines = '';
-  // --summary: the first few entries of each action, then only the counts.
-  const shownOf = new Map<string, number>();
-  const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
-    if (summary) {
-      const shown = shownOf.get(entry.action) ?? 0;
-      if (shown >= SUMMARY_ENTRIES || entry.action === 'unchanged') {
-        // Not shown: its name is dropped as a shown entry's is (an invalid repeat's is kept).
-        if (entry.action !== 'invalid') labels.get(entry.type)?.delete(entry.key);
-        return undefined;
-      }
-      shownOf.set(entry.action, shown + 1);
-    }
-    if (asText) {
-      const names = labels.get(entry.type);
-      const line = planLine(entry, names?.get(entry.key));
-      // An invalid entry may be a repeat of a key whose first record is still being decided.
-      if (entry.action !== 'invalid') names?.delete(entry.key);
-      if (line !== undefined) lines += `${line}\n`;
-    } else {
-      lines += ndjsonLine(redact(entry));
-    }
-    if (lines.length <= 64 * 1024) return undefined;
-    const text = lines;
-    lines = '';
-    // The plan reads on once stdout has taken it: a slow reader holds back the plan, not memory.
-    return write(io.stdout, text);
-  };
-  const plan = await sync.plan(source, {
-    ...(removed ? { removed } : {}),
-    ...(maxRemoved !== undefined ? { maxRemoved } : {}),
-    onEntry,
-  });
-  if (!asText) {
-    const last = redact({ counts: plan.counts, refusedRemovals: plan.refusedRemovals });
-    await write(io.stdout, `${lines}${jsonText(last)}\n`);
-    return plan.counts;
-  }
-  if (summary) {
-    for (const [action, shown] of shownOf) {
-      const more = (plan.counts[action as keyof SyncPlan['counts']] ?? 0) - shown;
-      if (more > 0) lines += `  … and ${more.toLocaleString('en-US')} more: ${action}\n`;
-    }
-  }
-  for (const refusal of plan.refusedRemovals) {
-    lines += `! ${refusal.type} removals: apply refuses them all: ${refusalText(refusal, maxRemoved !== undefined)}\n`;
-  }
-  await write(io.stdout, `${lines}${planSummary(plan.counts)}\n`);
-  return plan.counts;
-}
-
-/** How many entries of each action `--summary` shows. */
-const SUMMARY_ENTRIES = 5;
 
 interface ApplyOptions {
   readonly removed: 'keep' | 'deactivate' | undefined;
