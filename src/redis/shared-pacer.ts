@@ -2,7 +2,6 @@ import type { CrmLogger } from '../core/log';
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
 import { retryAfterMsOf } from '../core/retry-after';
 import { isRefusal } from '../internal/call/failure';
-import { redactor } from '../internal/report/redaction';
 import {
   ACCEPTED,
   BARREN,
@@ -22,6 +21,7 @@ import type { Waiting, Waits } from '../internal/waiting/wait';
 import { baseFingerprint } from './fingerprint';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
 import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
+import { StoreAsker } from './store-ask';
 
 /**
  * The pacer of a key whose pace a store shares (`throttle: { mode: 'auto', store }`): the pacer
@@ -45,19 +45,6 @@ import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
 const LEASE_MS = 50;
 const LEASE_MAX = 10;
 const LEASE_RAMP = 2;
-/** How long a shared store may take to answer; after a failure, how long it is left alone. */
-let STORE_MS = 100;
-const STORE_RETRY_MS = 5000;
-
-/**
- * Sets how long a shared store may take to answer, and returns what it was: for the tests against
- * a real Redis, whose answers a busy machine delays past 100 ms (internal: not exported by the entry).
- */
-export function setStoreBudgetMs(ms: number): number {
-  const was = STORE_MS;
-  STORE_MS = ms;
-  return was;
-}
 /**
  * Until a rate is known, the pace rises by this much (requests a second) with each turn the phase
  * has given: a ramp that doubles every SHARED_RAMP_MS, counted in turns rather than in time (the
@@ -124,11 +111,8 @@ export class SharedPacer implements KeyPacer {
   readonly #shared: PaceStore;
   /** The store of `'auto'`, and the one a shared store falls back on. */
   readonly #local = new MemoryStore();
-  readonly #logger: CrmLogger | undefined;
-  /** Whether the store is failing, shared by the pacers of one store: one warning per outage. */
-  readonly #outage: { down: boolean };
-  /** Until when (performance.now()) the shared store is left alone, after it failed. */
-  #sharedAfter = 0;
+  /** The shared store's asks: within a budget, left alone for a while after a failure. */
+  readonly #asker: StoreAsker;
   /** The store of the lease, and its phase (-1 after a refusal, until the next lease says). */
   #store: PaceStore;
   #phase = -1;
@@ -196,8 +180,7 @@ export class SharedPacer implements KeyPacer {
     this.#key = key;
     this.#base = baseFingerprint(base);
     this.#shared = shared;
-    this.#logger = logger;
-    this.#outage = outage;
+    this.#asker = new StoreAsker(key, logger, outage);
     this.#store = this.#local;
   }
 
@@ -298,7 +281,8 @@ export class SharedPacer implements KeyPacer {
       setTimeout(() => this.#ended === ended && this.#learn(ended), Math.max(0, wait - LEARN_EARLY_MS)).unref();
     };
     if (store === this.#local) end(this.#local.refuse(this.#key, phase, ticket.turn, wait));
-    else this.#ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
+    else
+      this.#asker.ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
     this.#pump();
   }
 
@@ -413,7 +397,7 @@ export class SharedPacer implements KeyPacer {
     const interval = asking ? 0 : 1000 / pace;
     const count = asking ? 1 : Math.max(1, Math.min(this.#queue.size, most, Math.floor((pace * LEASE_MS) / 1000)));
     const shared = this.#shared;
-    if (now < this.#sharedAfter) {
+    if (this.#asker.leftAlone(now)) {
       this.#take(this.#local, this.#local.reserve(this.#key, count, interval), interval, count, asking);
       return true;
     }
@@ -423,10 +407,11 @@ export class SharedPacer implements KeyPacer {
     // answer (a Redis clock stepped back, a foreign value, another worker's long maxRetryAfter):
     // refused, the key paced in this process.
     const longest = Math.max(this.#maxPause, BARREN_PAUSE_MAX) + Math.max(1000, (LEASE_MAX * 1000) / pace);
-    this.#ask(
-      () => shared.reserve(this.#key, count, interval),
-      (lease) => checkedLease(lease, longest),
-    )
+    this.#asker
+      .ask(
+        () => shared.reserve(this.#key, count, interval),
+        (lease) => checkedLease(lease, longest),
+      )
       .then(
         (lease) => this.#take(shared, lease, interval, count, asking),
         () => {},
@@ -488,45 +473,6 @@ export class SharedPacer implements KeyPacer {
   }
 
   /**
-   * A shared store's answer within STORE_MS, checked by `check`; a failure, a late or a wrong
-   * answer leaves the store alone for STORE_RETRY_MS (the key paced in this process meanwhile),
-   * with one warning per outage.
-   */
-  #ask<T>(call: () => T | Promise<T>, check: (answer: T) => T): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let settled = false;
-    const late = new Promise<never>((_, reject) => {
-      // The budget runs from when the loop is free (setImmediate: a process busy queuing a job's
-      // calls has not even written the command yet), and a late timer looks at the sockets once
-      // more before it refuses (the answer may be in, unread). Timed from the call, four workers
-      // starting 750 calls each on two cores fell back on pacing alone at every other start, and
-      // what they sent unshared put the shared pace at half the limit for the rest of the job.
-      setImmediate(() => {
-        if (settled) return;
-        timer = setTimeout(() => setImmediate(() => reject(new Error(`no answer within ${STORE_MS} ms`))), STORE_MS);
-      });
-    });
-    return Promise.race([Promise.resolve().then(call), late])
-      .then(check)
-      .then(
-        (answer) => {
-          settled = true;
-          clearTimeout(timer);
-          this.#outage.down = false;
-          return answer;
-        },
-        (error: unknown) => {
-          settled = true;
-          clearTimeout(timer);
-          this.#sharedAfter = performance.now() + STORE_RETRY_MS;
-          if (!this.#outage.down) warn(this.#logger, error, this.#key);
-          this.#outage.down = true;
-          throw error;
-        },
-      );
-  }
-
-  /**
    * Finds the phase's rate at once when every request this process sent in it has been heard
    * from: the other workers' leases taken during the pause then carry it, and spread their turns
    * by it (#take). (Found only near the pause's end, a 20/s bucket's rate reached them after their
@@ -552,10 +498,12 @@ export class SharedPacer implements KeyPacer {
     const learned = this.#base === undefined ? found : { ...found, base: this.#base };
     if (store === this.#local) this.#local.learn(this.#key, phase + 1, learned);
     else
-      this.#ask(
-        () => store.learn(this.#key, phase + 1, learned),
-        (answer) => answer,
-      ).catch(() => {});
+      this.#asker
+        .ask(
+          () => store.learn(this.#key, phase + 1, learned),
+          (answer) => answer,
+        )
+        .catch(() => {});
   }
 
   /** The rate of a phase this pacer's refusal ended, from what it has heard of the phase's requests so far. */
@@ -665,38 +613,4 @@ function inTimeOrder(
     heard: order.map((turn) => outcomes.get(turn) ?? UNKNOWN),
     dry: order.indexOf(dry),
   };
-}
-
-/**
- * The warning of a store that failed, once per outage: to the client's logger (as a log entry
- * with `warning` set), or, without one, to the console, since a degraded job must not go
- * unnoticed. The key is masked wherever the error quotes it.
- */
-function warn(logger: CrmLogger | undefined, error: unknown, key: string): void {
-  let text: string;
-  try {
-    text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  } catch {
-    text = 'an error that could not be read';
-  }
-  // The reporter's masking: a store may quote the key JSON-escaped, URL-encoded, in base64 or in another case.
-  text = redactor([key])(text)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced, so that a log line stays one line.
-    .replace(/[\x00-\x1f\x7f]/g, ' ')
-    .slice(0, 500);
-  const line = `crm warning pace-store-unavailable: ${text}; each key paced in this process alone until the store answers`;
-  const entry = {
-    warning: 'pace-store-unavailable' as const,
-    method: '',
-    url: '',
-    status: 0,
-    error: text,
-    durationMs: 0,
-    attempt: 0,
-    headers: {},
-  };
-  try {
-    if (!logger) console.warn(line);
-    else (logger(line, entry) as unknown as Promise<unknown> | undefined)?.then?.(undefined, () => {});
-  } catch {}
 }
