@@ -19,6 +19,7 @@ import {
 import { Queue } from '../internal/waiting/queue';
 import type { Waiting, Waits } from '../internal/waiting/wait';
 import { baseFingerprint } from './fingerprint';
+import { type Learned, newerLearned, withBase } from './learned-pace';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
 import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
 import { StoreAsker } from './store-ask';
@@ -90,8 +91,6 @@ interface Ended {
   readonly sent: Map<number, number>;
   readonly dry: number;
 }
-
-type Learned = PaceLearned & { readonly at: number };
 
 /** A phase of a store. */
 interface PhaseOf {
@@ -428,9 +427,7 @@ export class SharedPacer implements KeyPacer {
     this.#offset = lease.now - now;
     // What this pacer learned itself may be newer than what the store answers (its learn() on the way).
     const known = store === this.#store ? this.#learned : undefined;
-    // A rate learned from another server (another base URL, the same key) says nothing of this one's.
-    const told = lease.learned?.base === undefined || lease.learned.base === this.#base ? lease.learned : undefined;
-    this.#learned = !told || (known && known.at > told.at) ? known : told;
+    this.#learned = newerLearned(known, lease.learned, this.#base);
     // The turns the others took between this process's last two leases: as many again since, likely.
     const same = store === this.#store && lease.phase === this.#phase;
     this.#othersTook = same ? Math.max(0, lease.turn - this.#known) : 0;
@@ -495,7 +492,7 @@ export class SharedPacer implements KeyPacer {
 
   /** What was learned of a phase that ended, told to its store (where it replaces what it knew). */
   #tell({ store, phase }: Ended, found: PaceLearned): void {
-    const learned = this.#base === undefined ? found : { ...found, base: this.#base };
+    const learned = withBase(found, this.#base);
     if (store === this.#local) this.#local.learn(this.#key, phase + 1, learned);
     else
       this.#asker
