@@ -6,7 +6,6 @@ import {
   ACCEPTED,
   BARREN,
   BARREN_PAUSE_MAX,
-  climbed,
   HOPELESS_MS,
   type KeyPacer,
   PROBE_MS,
@@ -21,6 +20,7 @@ import type { Waiting, Waits } from '../internal/waiting/wait';
 import { baseFingerprint } from './fingerprint';
 import { type Learned, newerLearned, withBase } from './learned-pace';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
+import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace } from './phase-schedule';
 import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
 import { StoreAsker } from './store-ask';
 
@@ -38,31 +38,6 @@ import { StoreAsker } from './store-ask';
  * in memory, for STORE_RETRY_MS, with one warning per outage; nothing fails because of it.
  */
 
-/**
- * A lease spans about this long, so that a shared store is asked once for several turns, and
- * holds at most LEASE_MAX of them (LEASE_RAMP while no rate is known: the ramp overshoots the
- * bucket, and the turns a lease holds go out whatever another process's refusal said meanwhile).
- */
-const LEASE_MS = 50;
-const LEASE_MAX = 10;
-const LEASE_RAMP = 2;
-/**
- * Until a rate is known, the pace rises by this much (requests a second) with each turn the phase
- * has given: a ramp that doubles every SHARED_RAMP_MS, counted in turns rather than in time (the
- * pace after n turns of r0 * 2^(t / T) is r0 + n * ln 2 / T). Timed from each process's first
- * answer, four workers starting together filled the shared schedule's first 160 ms at the ramp's
- * start, one lease after another. Slower than the pacer's RAMP_MS: the sends of several processes
- * starting a job reach the server with more jitter, and a slower rise past the rate gives the
- * phase more time to measure it (the first rate of a 200/s bucket over four workers came out
- * between 191 and 206 in 13 runs of W6 with RAMP_MS, between 198 and 202 in 5 with this).
- */
-const SHARED_RAMP_MS = 150;
-/**
- * How many turns a phase may have given before this process's first in it, as far as its ramp
- * counts them: the workers of a job each ask once as it starts (turns 0, 1, 2...).
- */
-const JOINED = 20;
-const RAMP_STEP = (Math.LN2 * 1000) / SHARED_RAMP_MS;
 /**
  * How long before the end of its pause the process whose refusal ended a phase finds its rate, at
  * the latest: sooner when all its requests of the phase have been answered (#learnWhenHeard).
@@ -313,21 +288,7 @@ export class SharedPacer implements KeyPacer {
 
   /** The pace now, in requests a second, from what was learned. */
   #pace(): number {
-    // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
-    if (this.hopeless) return Number.POSITIVE_INFINITY;
-    const learned = this.#learned;
-    if (learned?.rate === undefined) {
-      // The turns before this process's first in the phase count up to JOINED of them: the ramp's
-      // first turns are the workers' asks, but a store numbering its turns from far above 0
-      // (against its contract) must not start the ramp at thousands a second.
-      const turns = this.#known - Math.max(0, this.#firstTurn - JOINED) + this.#othersTook;
-      return (learned?.ramp ?? RAMP_START) + turns * RAMP_STEP;
-    }
-    // The quiet time it climbs by is the time the phase's turns took at the rate, the same for every
-    // process: a key's idle time is not quiet, it says nothing of the limit. (Counted by the clock
-    // from when the rate was learned, four workers whose key had been idle ten minutes sent their
-    // next job's 400 calls within 100 ms, 380 over a bucket of 20 at 200/s.)
-    return climbed(learned.rate, learned.ceiling ?? learned.rate, (this.#known * 1000) / learned.rate, learned.quietMs);
+    return phasePace(this.hopeless, this.#learned, this.#known, this.#firstTurn, this.#othersTook);
   }
 
   /**
@@ -457,16 +418,7 @@ export class SharedPacer implements KeyPacer {
 
   /** When turn `turn` of a phase started at `start` goes, reserved for `scheduled`, at `pace` (see #take). */
   #due(scheduled: number, start: number, turn: number, pace: number): number {
-    return Math.min(Math.max(scheduled, start + this.#sinceStart(turn, pace)), scheduled + (LEASE_MAX * 1000) / pace);
-  }
-
-  /** How long after a phase's start (ms) its turn `turn` may go, at `pace` (a rate learned), or at the ramp's. */
-  #sinceStart(turn: number, pace: number): number {
-    if (this.hopeless) return 0;
-    if (this.#learned?.rate !== undefined) return (turn * 1000) / pace;
-    // The ramp, r0 + n * RAMP_STEP after n turns, gives n turns in ln(1 + n * RAMP_STEP / r0) / RAMP_STEP s.
-    const start = this.#learned?.ramp ?? RAMP_START;
-    return (1000 * Math.log1p((turn * RAMP_STEP) / start)) / RAMP_STEP;
+    return dueAt(scheduled, start, turn, pace, this.hopeless, this.#learned);
   }
 
   /**
