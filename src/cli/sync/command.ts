@@ -8,7 +8,7 @@ import type { OptionSpec } from '../global-options';
 import { jsonText, write } from '../output';
 import { UsageError } from '../usage-error';
 import { apply, runOutputs } from './apply-run';
-import { SOURCE_TYPES, type SourceType } from './columns';
+import { SOURCE_TYPES } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
 import { syncCommandHelp, syncHelp } from './help';
 import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
@@ -24,9 +24,7 @@ import {
   sameFile,
 } from './paths';
 import { printPlan, rememberLabel } from './print-plan';
-import { readOptionsOf } from './read-options';
-import { valueText } from './render';
-import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
+import { emptyListRefusal, listOf, sourcesOf } from './source-lists';
 
 /** The command line's parser (main.ts's, with its refusals and "did you mean"). */
 export type Parse = (
@@ -173,68 +171,6 @@ function maxRemovedOf(value: unknown, help: string): SyncMaxRemoved | undefined 
   }
   return given;
 }
-
-/**
- * With --removed deactivate, a list without a single record is refused before anything is sent
- * (an apply; a plan says so): it is far more often a failed export than a tenant that closed every
- * account. --max-removed, given, says the operator means it.
- */
-function emptyListRefusal(
-  opened: OpenedSources,
-  totals: ReadonlyMap<SourceType, number>,
-  removed: 'keep' | 'deactivate' | undefined,
-  maxRemoved: SyncMaxRemoved | undefined,
-): string | undefined {
-  if (removed !== 'deactivate' || maxRemoved !== undefined) return undefined;
-  const empty = opened.sources.find((source) => totals.get(source.type) === 0);
-  if (!empty) return undefined;
-  return `--${empty.type} ${valueText(empty.file)} has no record: with --removed deactivate it would remove every one of the ${empty.type} synced; if that is meant, give --max-removed (such as --max-removed 100%)`;
-}
-
-/** The sources given, checked whole (a bad file exits 2 before anything is sent), with their record counts. */
-async function sourcesOf({
-  io,
-  values,
-  help,
-}: SyncContext): Promise<{ opened: OpenedSources; totals: Map<SourceType, number> }> {
-  const given: Partial<Record<SourceType, string>> = {};
-  for (const type of SOURCE_TYPES) {
-    const file = values[type];
-    if (file === undefined) continue;
-    if (typeof file !== 'string' || file === '')
-      throw new UsageError(`--${type} needs a file, or - for standard input`, help);
-    given[type] = file;
-  }
-  if (Object.keys(given).length === 0) {
-    throw new UsageError('No source: give --accounts, --contacts, --opportunities or --activities <file>', help);
-  }
-  if (Object.values(given).filter((file) => file === '-').length > 1) {
-    throw new UsageError('Standard input (-) can be the source of one list at most', help);
-  }
-  const opened = await openSources(given, io.stdin, SOURCE_TYPES, await readOptionsOf(values, io, help));
-  try {
-    const totals = new Map<SourceType, number>();
-    for (const source of opened.sources) totals.set(source.type, await countRecords(source));
-    return { opened, totals };
-  } catch (error) {
-    await opened.close();
-    throw error;
-  }
-}
-
-/**
- * A source list as the engine takes it: read from the file's start each time it is iterated, and
- * telling its `size` (counted by the check), from which the engine's ETA comes.
- */
-const listOf = (source: SourceFile, size: number, onRecord?: (record: Record<string, unknown>) => void) => ({
-  size,
-  async *[Symbol.asyncIterator]() {
-    for await (const record of recordsOf(source)) {
-      onRecord?.(record);
-      yield record;
-    }
-  },
-});
 
 async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs: readonly Input[]): Promise<number> {
   const { io, values, help } = context;
