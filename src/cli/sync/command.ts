@@ -5,7 +5,7 @@ import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
 import type { OptionSpec } from '../global-options';
-import { jsonText, write } from '../output';
+import { write } from '../output';
 import { UsageError } from '../usage-error';
 import { apply, runOutputs } from './apply-run';
 import { SOURCE_TYPES } from './columns';
@@ -24,6 +24,7 @@ import {
   sameFile,
 } from './paths';
 import { printPlan, rememberLabel } from './print-plan';
+import { type ResolveWay, runResolve } from './resolve-command';
 import { emptyListRefusal, listOf, sourcesOf } from './source-lists';
 
 /** The command line's parser (main.ts's, with its refusals and "did you mean"). */
@@ -69,7 +70,7 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
   try {
     const inputs = await refuseClobbering(context);
     if (command === 'plan' || command === 'apply') return await runSource(command, context, inputs);
-    if (command === 'resolve') return await runResolve(context);
+    if (command === 'resolve') return await runResolve(context, resolveWay(values, help));
     if (command === 'ids') {
       const { runIds } = await import('./ids');
       return await runIds(context);
@@ -269,7 +270,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs
 }
 
 /** Which way `crm sync resolve` settles: one record, a file of them, or by an export; its flags checked together. */
-function resolveWay(values: Values, help: string) {
+function resolveWay(values: Values, help: string): ResolveWay {
   const one = ['key', 'id', 'absent'].filter((flag) => values[flag] !== undefined && values[flag] !== false);
   const from = values.from;
   const match = values.match;
@@ -306,32 +307,4 @@ function resolveWay(values: Values, help: string) {
   if ((id === undefined) === !absent) throw new UsageError('Give one of --id <crm-id> and --absent', help);
   if (id === '') throw new UsageError('--id needs the CRM id', help);
   return { way: 'one', type, key, crmId: absent ? null : (id as string) } as const;
-}
-
-async function runResolve(context: SyncContext): Promise<number> {
-  const { io, values, help, target } = context;
-  const way = resolveWay(values, help);
-  const { crm } = await clientFor(values as ConnectionValues, io, 'tenant');
-  // The one place resolve opens its journal, whichever way it settles.
-  const { journal, close } = await openJournal(target, { readOnly: false, help });
-  try {
-    const sync = new CrmSync(crm, { journal });
-    if (way.way === 'from') {
-      const { resolveFromFile } = await import('./resolve-file');
-      return await resolveFromFile(context, sync, way.file);
-    }
-    if (way.way === 'match') {
-      const { resolveByMatch } = await import('./resolve-match');
-      return await resolveByMatch(context, sync, journal, way.type, way.file);
-    }
-    const { type, key, crmId } = way;
-    await sync.resolve(type, key, crmId, { force: values.force === true });
-    // jsonText escapes what JSON.stringify leaves raw (U+2028, bidi controls), as every other line of crm does.
-    const said =
-      crmId === null ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${jsonText(crmId)}`;
-    io.stderr.write(`${type} ${jsonText(key.slice(0, 80))}: ${said}\n`);
-    return EXIT.ok;
-  } finally {
-    await close();
-  }
 }
