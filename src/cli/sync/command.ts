@@ -14,16 +14,9 @@ import { syncCommandHelp, syncHelp } from './help';
 import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
 import { journalCause } from './journal-cause';
 import { type SyncCommand, syncOptions } from './options';
-import {
-  type Input,
-  journalFiles,
-  type ReportFile,
-  refuseOverwrite,
-  refuseRedirect,
-  reportFile,
-  sameFile,
-} from './paths';
+import { type Input, type ReportFile, reportFile } from './paths';
 import { printPlan, rememberLabel } from './print-plan';
+import { refuseClobbering } from './refuse-clobbering';
 import { type ResolveWay, runResolve } from './resolve-command';
 import { emptyListRefusal, listOf, sourcesOf } from './source-lists';
 
@@ -81,56 +74,6 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
     // The connection string's password never reaches stderr, whatever quoted it.
     throw redactError(await journalCause(error, target), target);
   }
-}
-
-/**
- * Refuses, before anything is opened, a command line whose output would destroy one of its
- * inputs: the journal or a source taken as the journal, the report, or a redirection of the
- * command's own output.
- */
-async function refuseClobbering({ io, values, help, target }: SyncContext): Promise<Input[]> {
-  const read: Input[] = [];
-  for (const type of SOURCE_TYPES) {
-    const file = values[type];
-    if (typeof file === 'string' && file !== '' && file !== '-')
-      read.push({ what: `the --${type} file ${file}`, path: file });
-  }
-  for (const flag of ['from', 'match', 'map']) {
-    const file = values[flag];
-    if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag} file ${file}`, path: file });
-  }
-  for (const flag of ['api-key-file', 'admin-token-file']) {
-    // Named by its flag alone: a key given where its path goes must not be echoed.
-    const file = values[flag];
-    if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag}`, path: file });
-  }
-  // A Postgres journal is no file of this machine's: only the outputs and the sources are compared.
-  const journalPath = target.kind === 'sqlite' ? target.path : undefined;
-  if (journalPath !== undefined) await refuseOverwrite('--journal', journalPath, read, help);
-  const [journal, ...besideJournal] = journalPath === undefined ? [] : await journalFiles(journalPath);
-  for (const beside of besideJournal) {
-    for (const input of read) {
-      if (await sameFile(beside.path, input.path)) {
-        throw new UsageError(
-          `--journal ${journalPath}: SQLite writes ${beside.path} beside it, which is ${input.what}`,
-          help,
-        );
-      }
-    }
-  }
-  const inputs = [...(journal ? [journal] : []), ...besideJournal, ...read];
-  if (typeof values.report === 'string' && values.report !== '') {
-    await refuseOverwrite('--report', values.report, inputs, help);
-  }
-  await refuseRedirect(
-    [
-      { name: 'output', stream: io.stdout },
-      { name: 'error', stream: io.stderr },
-    ],
-    inputs,
-    help,
-  );
-  return inputs;
 }
 
 /** `--progress-every <seconds>`: a number from 0 (none), fractions allowed; default 10 s. */
