@@ -34,6 +34,11 @@ import { StoreAsker } from './store-ask';
  * own requests, the others' taken as accepted up to the refused one; it tells the store, and every
  * process paces by it. A store that fails or answers late leaves this process pacing the key alone,
  * in memory, for STORE_RETRY_MS, with one warning per outage; nothing fails because of it.
+ *
+ * This file holds the pacer's state and its wiring; the rules it follows are beside it: the
+ * schedule of a phase's turns (phase-schedule.ts), the rate found from a phase (phase-rate.ts),
+ * what is remembered between jobs (learned-pace.ts), how the store is asked (store-ask.ts) and
+ * how its answers are checked (store-answers.ts).
  */
 
 /**
@@ -41,6 +46,7 @@ import { StoreAsker } from './store-ask';
  * the latest: sooner when all its requests of the phase have been answered (#learnWhenHeard).
  */
 const LEARN_EARLY_MS = 150;
+
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
   readonly store: PaceStore;
