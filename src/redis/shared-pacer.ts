@@ -2,27 +2,25 @@ import type { CrmLogger } from '../core/log';
 import type { PaceLearned, PaceLease, PaceReservation, PaceStore } from '../core/pace-store';
 import { retryAfterMsOf } from '../core/retry-after';
 import { isRefusal } from '../internal/call/failure';
-import { redactor } from '../internal/report/redaction';
 import {
   ACCEPTED,
   BARREN,
   BARREN_PAUSE_MAX,
-  climbed,
   HOPELESS_MS,
   type KeyPacer,
   PROBE_MS,
   pauseAfter,
-  QUIET_TIMES,
-  RAMP_START,
-  RATES,
   REFUSED,
-  rateOf,
-  UNKNOWN,
 } from '../internal/waiting/pacer';
 import { Queue } from '../internal/waiting/queue';
 import type { Waiting, Waits } from '../internal/waiting/wait';
 import { baseFingerprint } from './fingerprint';
+import { type Learned, newerLearned, withBase } from './learned-pace';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
+import { type Ended, phaseRate } from './phase-rate';
+import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace } from './phase-schedule';
+import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
+import { StoreAsker } from './store-ask';
 
 /**
  * The pacer of a key whose pace a store shares (`throttle: { mode: 'auto', store }`): the pacer
@@ -36,55 +34,18 @@ import { CATCH_UP_MS, MemoryStore } from './memory-store';
  * own requests, the others' taken as accepted up to the refused one; it tells the store, and every
  * process paces by it. A store that fails or answers late leaves this process pacing the key alone,
  * in memory, for STORE_RETRY_MS, with one warning per outage; nothing fails because of it.
+ *
+ * This file holds the pacer's state and its wiring; the rules it follows are beside it: the
+ * schedule of a phase's turns (phase-schedule.ts), the rate found from a phase (phase-rate.ts),
+ * what is remembered between jobs (learned-pace.ts), how the store is asked (store-ask.ts) and
+ * how its answers are checked (store-answers.ts).
  */
 
-/**
- * A lease spans about this long, so that a shared store is asked once for several turns, and
- * holds at most LEASE_MAX of them (LEASE_RAMP while no rate is known: the ramp overshoots the
- * bucket, and the turns a lease holds go out whatever another process's refusal said meanwhile).
- */
-const LEASE_MS = 50;
-const LEASE_MAX = 10;
-const LEASE_RAMP = 2;
-/** How long a shared store may take to answer; after a failure, how long it is left alone. */
-let STORE_MS = 100;
-const STORE_RETRY_MS = 5000;
-
-/**
- * Sets how long a shared store may take to answer, and returns what it was: for the tests against
- * a real Redis, whose answers a busy machine delays past 100 ms (internal: not exported by the entry).
- */
-export function setStoreBudgetMs(ms: number): number {
-  const was = STORE_MS;
-  STORE_MS = ms;
-  return was;
-}
-/**
- * Until a rate is known, the pace rises by this much (requests a second) with each turn the phase
- * has given: a ramp that doubles every SHARED_RAMP_MS, counted in turns rather than in time (the
- * pace after n turns of r0 * 2^(t / T) is r0 + n * ln 2 / T). Timed from each process's first
- * answer, four workers starting together filled the shared schedule's first 160 ms at the ramp's
- * start, one lease after another. Slower than the pacer's RAMP_MS: the sends of several processes
- * starting a job reach the server with more jitter, and a slower rise past the rate gives the
- * phase more time to measure it (the first rate of a 200/s bucket over four workers came out
- * between 191 and 206 in 13 runs of W6 with RAMP_MS, between 198 and 202 in 5 with this).
- */
-const SHARED_RAMP_MS = 150;
-/**
- * How many turns a phase may have given before this process's first in it, as far as its ramp
- * counts them: the workers of a job each ask once as it starts (turns 0, 1, 2...).
- */
-const JOINED = 20;
-const RAMP_STEP = (Math.LN2 * 1000) / SHARED_RAMP_MS;
 /**
  * How long before the end of its pause the process whose refusal ended a phase finds its rate, at
  * the latest: sooner when all its requests of the phase have been answered (#learnWhenHeard).
  */
 const LEARN_EARLY_MS = 150;
-/** A rate found this far below the pace of the phase that found it corrects that pace (see #learn). */
-const CORRECTED = 0.97;
-/** The least share of its pace that a phase paced at a rate known may set the rate to (see #found). */
-const FALLS_TO = 0.5;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
@@ -92,20 +53,6 @@ export interface Ticket {
   readonly phase: number;
   readonly turn: number;
 }
-
-/** A phase this pacer's refusal ended, still hearing from the requests it had on their way. */
-interface Ended {
-  readonly store: PaceStore;
-  readonly phase: number;
-  readonly reservations: readonly PaceReservation[];
-  /** What became of this process's turns of the phase. */
-  readonly outcomes: Map<number, number>;
-  /** When this process's turns of the phase went (the store's clock): truer than their schedule on a busy machine. */
-  readonly sent: Map<number, number>;
-  readonly dry: number;
-}
-
-type Learned = PaceLearned & { readonly at: number };
 
 /** A phase of a store. */
 interface PhaseOf {
@@ -125,11 +72,8 @@ export class SharedPacer implements KeyPacer {
   readonly #shared: PaceStore;
   /** The store of `'auto'`, and the one a shared store falls back on. */
   readonly #local = new MemoryStore();
-  readonly #logger: CrmLogger | undefined;
-  /** Whether the store is failing, shared by the pacers of one store: one warning per outage. */
-  readonly #outage: { down: boolean };
-  /** Until when (performance.now()) the shared store is left alone, after it failed. */
-  #sharedAfter = 0;
+  /** The shared store's asks: within a budget, left alone for a while after a failure. */
+  readonly #asker: StoreAsker;
   /** The store of the lease, and its phase (-1 after a refusal, until the next lease says). */
   #store: PaceStore;
   #phase = -1;
@@ -197,8 +141,7 @@ export class SharedPacer implements KeyPacer {
     this.#key = key;
     this.#base = baseFingerprint(base);
     this.#shared = shared;
-    this.#logger = logger;
-    this.#outage = outage;
+    this.#asker = new StoreAsker(key, logger, outage);
     this.#store = this.#local;
   }
 
@@ -299,7 +242,8 @@ export class SharedPacer implements KeyPacer {
       setTimeout(() => this.#ended === ended && this.#learn(ended), Math.max(0, wait - LEARN_EARLY_MS)).unref();
     };
     if (store === this.#local) end(this.#local.refuse(this.#key, phase, ticket.turn, wait));
-    else this.#ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
+    else
+      this.#asker.ask(() => store.refuse(this.#key, phase, ticket.turn, wait), checkedReservations).then(end, () => {});
     this.#pump();
   }
 
@@ -331,21 +275,7 @@ export class SharedPacer implements KeyPacer {
 
   /** The pace now, in requests a second, from what was learned. */
   #pace(): number {
-    // Refused whatever the pace: the calls go out together after each pause, to fail the sooner.
-    if (this.hopeless) return Number.POSITIVE_INFINITY;
-    const learned = this.#learned;
-    if (learned?.rate === undefined) {
-      // The turns before this process's first in the phase count up to JOINED of them: the ramp's
-      // first turns are the workers' asks, but a store numbering its turns from far above 0
-      // (against its contract) must not start the ramp at thousands a second.
-      const turns = this.#known - Math.max(0, this.#firstTurn - JOINED) + this.#othersTook;
-      return (learned?.ramp ?? RAMP_START) + turns * RAMP_STEP;
-    }
-    // The quiet time it climbs by is the time the phase's turns took at the rate, the same for every
-    // process: a key's idle time is not quiet, it says nothing of the limit. (Counted by the clock
-    // from when the rate was learned, four workers whose key had been idle ten minutes sent their
-    // next job's 400 calls within 100 ms, 380 over a bucket of 20 at 200/s.)
-    return climbed(learned.rate, learned.ceiling ?? learned.rate, (this.#known * 1000) / learned.rate, learned.quietMs);
+    return phasePace(this.hopeless, this.#learned, this.#known, this.#firstTurn, this.#othersTook);
   }
 
   /**
@@ -414,7 +344,7 @@ export class SharedPacer implements KeyPacer {
     const interval = asking ? 0 : 1000 / pace;
     const count = asking ? 1 : Math.max(1, Math.min(this.#queue.size, most, Math.floor((pace * LEASE_MS) / 1000)));
     const shared = this.#shared;
-    if (now < this.#sharedAfter) {
+    if (this.#asker.leftAlone(now)) {
       this.#take(this.#local, this.#local.reserve(this.#key, count, interval), interval, count, asking);
       return true;
     }
@@ -424,10 +354,11 @@ export class SharedPacer implements KeyPacer {
     // answer (a Redis clock stepped back, a foreign value, another worker's long maxRetryAfter):
     // refused, the key paced in this process.
     const longest = Math.max(this.#maxPause, BARREN_PAUSE_MAX) + Math.max(1000, (LEASE_MAX * 1000) / pace);
-    this.#ask(
-      () => shared.reserve(this.#key, count, interval),
-      (lease) => checkedLease(lease, longest),
-    )
+    this.#asker
+      .ask(
+        () => shared.reserve(this.#key, count, interval),
+        (lease) => checkedLease(lease, longest),
+      )
       .then(
         (lease) => this.#take(shared, lease, interval, count, asking),
         () => {},
@@ -444,9 +375,7 @@ export class SharedPacer implements KeyPacer {
     this.#offset = lease.now - now;
     // What this pacer learned itself may be newer than what the store answers (its learn() on the way).
     const known = store === this.#store ? this.#learned : undefined;
-    // A rate learned from another server (another base URL, the same key) says nothing of this one's.
-    const told = lease.learned?.base === undefined || lease.learned.base === this.#base ? lease.learned : undefined;
-    this.#learned = !told || (known && known.at > told.at) ? known : told;
+    this.#learned = newerLearned(known, lease.learned, this.#base);
     // The turns the others took between this process's last two leases: as many again since, likely.
     const same = store === this.#store && lease.phase === this.#phase;
     this.#othersTook = same ? Math.max(0, lease.turn - this.#known) : 0;
@@ -476,55 +405,7 @@ export class SharedPacer implements KeyPacer {
 
   /** When turn `turn` of a phase started at `start` goes, reserved for `scheduled`, at `pace` (see #take). */
   #due(scheduled: number, start: number, turn: number, pace: number): number {
-    return Math.min(Math.max(scheduled, start + this.#sinceStart(turn, pace)), scheduled + (LEASE_MAX * 1000) / pace);
-  }
-
-  /** How long after a phase's start (ms) its turn `turn` may go, at `pace` (a rate learned), or at the ramp's. */
-  #sinceStart(turn: number, pace: number): number {
-    if (this.hopeless) return 0;
-    if (this.#learned?.rate !== undefined) return (turn * 1000) / pace;
-    // The ramp, r0 + n * RAMP_STEP after n turns, gives n turns in ln(1 + n * RAMP_STEP / r0) / RAMP_STEP s.
-    const start = this.#learned?.ramp ?? RAMP_START;
-    return (1000 * Math.log1p((turn * RAMP_STEP) / start)) / RAMP_STEP;
-  }
-
-  /**
-   * A shared store's answer within STORE_MS, checked by `check`; a failure, a late or a wrong
-   * answer leaves the store alone for STORE_RETRY_MS (the key paced in this process meanwhile),
-   * with one warning per outage.
-   */
-  #ask<T>(call: () => T | Promise<T>, check: (answer: T) => T): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let settled = false;
-    const late = new Promise<never>((_, reject) => {
-      // The budget runs from when the loop is free (setImmediate: a process busy queuing a job's
-      // calls has not even written the command yet), and a late timer looks at the sockets once
-      // more before it refuses (the answer may be in, unread). Timed from the call, four workers
-      // starting 750 calls each on two cores fell back on pacing alone at every other start, and
-      // what they sent unshared put the shared pace at half the limit for the rest of the job.
-      setImmediate(() => {
-        if (settled) return;
-        timer = setTimeout(() => setImmediate(() => reject(new Error(`no answer within ${STORE_MS} ms`))), STORE_MS);
-      });
-    });
-    return Promise.race([Promise.resolve().then(call), late])
-      .then(check)
-      .then(
-        (answer) => {
-          settled = true;
-          clearTimeout(timer);
-          this.#outage.down = false;
-          return answer;
-        },
-        (error: unknown) => {
-          settled = true;
-          clearTimeout(timer);
-          this.#sharedAfter = performance.now() + STORE_RETRY_MS;
-          if (!this.#outage.down) warn(this.#logger, error, this.#key);
-          this.#outage.down = true;
-          throw error;
-        },
-      );
+    return dueAt(scheduled, start, turn, pace, this.hopeless, this.#learned);
   }
 
   /**
@@ -550,240 +431,22 @@ export class SharedPacer implements KeyPacer {
 
   /** What was learned of a phase that ended, told to its store (where it replaces what it knew). */
   #tell({ store, phase }: Ended, found: PaceLearned): void {
-    const learned = this.#base === undefined ? found : { ...found, base: this.#base };
+    const learned = withBase(found, this.#base);
     if (store === this.#local) this.#local.learn(this.#key, phase + 1, learned);
     else
-      this.#ask(
-        () => store.learn(this.#key, phase + 1, learned),
-        (answer) => answer,
-      ).catch(() => {});
+      this.#asker
+        .ask(
+          () => store.learn(this.#key, phase + 1, learned),
+          (answer) => answer,
+        )
+        .catch(() => {});
   }
 
   /** The rate of a phase this pacer's refusal ended, from what it has heard of the phase's requests so far. */
   #found(ended: Ended): PaceLearned {
-    const { reservations, outcomes, sent, dry } = ended;
-    const times: number[] = [];
-    /** How late each of this process's turns of the phase went after its schedule. */
-    const late: number[] = [];
-    let paceAtDry = Number.POSITIVE_INFINITY;
     // The others' turns went when their workers' #take let them, as this one's would have.
-    const pace = this.#pace();
-    const start = reservations[0]?.turn === 0 ? reservations[0].at : Number.NEGATIVE_INFINITY;
-    try {
-      for (const { turn, count, at, intervalMs } of reservations) {
-        // A store's wrong answer (a turn far out, a count of millions) is not a loop to run.
-        if (!(turn >= 0 && turn + count <= 100_000)) break;
-        for (let i = 0; i < count; i++) {
-          const due = this.#due(at, start, turn, pace) + i * Math.max(intervalMs, 1000 / pace);
-          const went = sent.get(turn + i);
-          if (went !== undefined) late.push(went - due);
-          times[turn + i] = went ?? due;
-        }
-        if (dry >= turn && dry < turn + count) paceAtDry = 1000 / intervalMs;
-      }
-    } catch {}
-    let complete = times.length > dry;
-    for (let i = 0; complete && i <= dry; i++) complete = Number.isFinite(times[i]);
-    const last = this.#learned;
-    let learned: PaceLearned;
-    if (complete && dry >= 2) {
-      const phase = inTimeOrder(times, sent, outcomes, dry, lateness(late));
-      const found = rateOf(phase.times, phase.heard, phase.dry, last?.rate !== undefined);
-      // Refused within a few turns of a phase paced at a known rate, rateOf() takes the refusal for
-      // a whim (another client's) and soon searches past what it found. Found well below the
-      // phase's own pace, though, the refusal says that pace was too fast, and the rate rests on
-      // the outcomes: searching past it a second or two later cost a 20/s job one more pause of a
-      // second, every time (W6 at 20/s: a rate found from the ramp at 23/s, then 20/s at the
-      // next refusal, then 22/s a second after it).
-      const corrected = found.rate < pace * CORRECTED ? rateOf(phase.times, phase.heard, phase.dry, false) : found;
-      learned = corrected;
-      if (last?.rate !== undefined && corrected.rate < pace * FALLS_TO) {
-        // Outcomes that bound the rate from above only (the first turn accepted, the next ones
-        // refused: the bucket emptied by requests the phase does not see) leave it anywhere below
-        // that bound, and their middle falls towards the least rate: 1/s from a phase paced at
-        // 20/s, kept for 30 s (W6 at 20/s held 1.2/s for 75 s in 2 rounds of 10). A phase paced
-        // at a rate known falls to half its pace at most, climbing back as a phase of its turns
-        // allows (a few turns: within seconds); a limit that did fall that far is found by halves.
-        const rate = pace * FALLS_TO;
-        learned = { rate, ceiling: rate, quietMs: found.quietMs };
-      }
-    } else if (last?.rate !== undefined) {
-      // Dry at its first turns, the bucket was empty before the phase (another client of the key):
-      // that tells nothing of its rate. The pace climbs again from the rate known, not past this one.
-      learned = {
-        rate: last.rate,
-        ceiling: Math.max(last.rate, Math.min(last.ceiling ?? last.rate, paceAtDry)),
-        quietMs: last.quietMs,
-      };
-    } else {
-      learned = { ramp: Math.max(1, (last?.ramp ?? RAMP_START) / 4) };
-    }
-    return learned;
-  }
-}
-
-/**
- * How late the other processes' turns went after their schedule, as this one's did: the middle of
- * its own turns' lateness, from 0 to LATE_MOST. A busy machine (a journal's work between a turn
- * and its send, a lease's answer read late) sent each of them 15 to 45 ms after its schedule in
- * W8; the others' turns, taken as sent on schedule, then went before this one's that ran the
- * bucket dry, and the rate found was half the bucket's (106/s of 200), kept for 30 s.
- */
-function lateness(late: number[]): number {
-  if (late.length === 0) return 0;
-  const sorted = late.sort((a, b) => a - b);
-  return Math.min(LATE_MOST, Math.max(0, sorted[Math.floor((sorted.length - 1) / 2)] as number));
-}
-/** The most lateness taken for the others' turns: a stall of this process is not theirs. */
-const LATE_MOST = 100;
-
-/**
- * A phase's requests in the order they went, for rateOf(): this process's at the times they went
- * (`sent`), the others' at their schedule's, `late` ms later; their outcomes, and where the dry
- * one is. In the turns' order, the others' turns numbered before the dry one but sent after it
- * were taken as accepted, and each time this process's turns and the others' went back and forth
- * the bucket refilled twice over the same time: a rate found far below the bucket's.
- */
-function inTimeOrder(
-  times: readonly number[],
-  sent: ReadonlyMap<number, number>,
-  outcomes: ReadonlyMap<number, number>,
-  dry: number,
-  late: number,
-): { times: number[]; heard: number[]; dry: number } {
-  const at: number[] = [];
-  const order: number[] = [];
-  // A turn no reservation holds (a store's wrong answer) is left out, not taken for one sent at NaN.
-  for (let turn = 0; turn < times.length; turn++) {
-    const time = times[turn];
-    if (time === undefined || !Number.isFinite(time)) continue;
-    at[turn] = sent.has(turn) ? time : time + late;
-    order.push(turn);
-  }
-  order.sort((a, b) => (at[a] as number) - (at[b] as number) || a - b);
-  return {
-    times: order.map((turn) => at[turn] as number),
-    heard: order.map((turn) => outcomes.get(turn) ?? UNKNOWN),
-    dry: order.indexOf(dry),
-  };
-}
-
-/**
- * The warning of a store that failed, once per outage: to the client's logger (as a log entry
- * with `warning` set), or, without one, to the console, since a degraded job must not go
- * unnoticed. The key is masked wherever the error quotes it.
- */
-function warn(logger: CrmLogger | undefined, error: unknown, key: string): void {
-  let text: string;
-  try {
-    text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  } catch {
-    text = 'an error that could not be read';
-  }
-  // The reporter's masking: a store may quote the key JSON-escaped, URL-encoded, in base64 or in another case.
-  text = redactor([key])(text)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced, so that a log line stays one line.
-    .replace(/[\x00-\x1f\x7f]/g, ' ')
-    .slice(0, 500);
-  const line = `crm warning pace-store-unavailable: ${text}; each key paced in this process alone until the store answers`;
-  const entry = {
-    warning: 'pace-store-unavailable' as const,
-    method: '',
-    url: '',
-    status: 0,
-    error: text,
-    durationMs: 0,
-    attempt: 0,
-    headers: {},
-  };
-  try {
-    if (!logger) console.warn(line);
-    else (logger(line, entry) as unknown as Promise<unknown> | undefined)?.then?.(undefined, () => {});
-  } catch {}
-}
-
-/** The longest wait a timer can take: a store's longer one is a wrong answer, not a pause. */
-const DELAY_MAX = 2_147_483_647;
-/** How far ahead of the store's own clock what it learned may be stamped (clocks of a cluster's nodes). */
-const SKEW_MS = 1000;
-
-/**
- * A store's lease, if it is one that a server's answers could justify (a store of the user's may
- * answer anything): its first turn within `longestMs`, the rates it learned among those rateOf()
- * finds, learned no later than its own now. Anything else is a failure of the store, refused.
- */
-function checkedLease(lease: PaceLease, longestMs: number): PaceLease {
-  const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
-  const whole = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
-  if (
-    typeof lease !== 'object' ||
-    lease === null ||
-    !whole(lease.phase) ||
-    !whole(lease.turn) ||
-    !finite(lease.now) ||
-    !finite(lease.startedAt) ||
-    !finite(lease.delayMs) ||
-    lease.delayMs < 0
-  ) {
-    throw new TypeError('The pace store answered reserve() with something else than a lease');
-  }
-  if (lease.delayMs > Math.min(longestMs, DELAY_MAX)) {
-    throw new TypeError(
-      `The pace store asked for a wait of ${Math.round(lease.delayMs)} ms before the next turn, longer than maxRetryAfter allows`,
+    return phaseRate(ended, this.#pace(), this.#learned, (scheduled, start, turn, pace) =>
+      this.#due(scheduled, start, turn, pace),
     );
   }
-  const { learned } = lease;
-  if (learned === undefined) return lease;
-  if (
-    typeof learned !== 'object' ||
-    learned === null ||
-    !finite(learned.at) ||
-    learned.at > lease.now + SKEW_MS ||
-    (learned.base !== undefined && typeof learned.base !== 'string') ||
-    (learned.refusals !== undefined && !whole(learned.refusals))
-  ) {
-    throw new TypeError('The pace store answered reserve() with something else than what was learned');
-  }
-  const within = (name: keyof PaceLearned, { least, most }: { least: number; most: number }) => {
-    const value = learned[name];
-    if (value === undefined || value === null) return undefined;
-    if (!finite(value) || value < least || value > most) {
-      throw new TypeError(`The pace store answered reserve() with a ${name} no server's answers could set`);
-    }
-    return value;
-  };
-  return {
-    ...lease,
-    learned: {
-      rate: within('rate', RATES),
-      ceiling: within('ceiling', RATES),
-      ramp: within('ramp', RATES),
-      quietMs: within('quietMs', QUIET_TIMES),
-      base: learned.base,
-      refusals: learned.refusals,
-      at: learned.at,
-    },
-  };
-}
-
-/** A store's reservations of an ended phase, if they are such (undefined: not ended by this refusal). */
-function checkedReservations(
-  reservations: readonly PaceReservation[] | undefined,
-): readonly PaceReservation[] | undefined {
-  if (reservations === undefined || reservations === null) return undefined;
-  const ok =
-    Array.isArray(reservations) &&
-    reservations.every(
-      (r: PaceReservation) =>
-        Number.isSafeInteger(r?.turn) &&
-        r.turn >= 0 &&
-        Number.isSafeInteger(r.count) &&
-        r.count >= 1 &&
-        r.turn + r.count <= 100_000 &&
-        Number.isFinite(r.at) &&
-        Number.isFinite(r.intervalMs) &&
-        r.intervalMs >= 0,
-    );
-  if (!ok) throw new TypeError('The pace store answered refuse() with something else than the reservations of a phase');
-  return reservations;
 }

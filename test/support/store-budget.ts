@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { setStoreBudgetMs } from '../../src/redis/shared-pacer';
+import { setStoreBudgetMs } from '../../src/redis/store-ask';
 
 /**
  * For the calling file, the time a shared store may take to answer: `ms` rather than 100 ms. A

@@ -1,53 +1,24 @@
-import { stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import { nearest } from '../../internal/endpoint/suggest';
 import { redactor } from '../../internal/report/redaction';
-import {
-  CrmSync,
-  type SyncMaxRemoved,
-  type SyncPlan,
-  type SyncPlanEntry,
-  type SyncReport,
-  type SyncSource,
-} from '../../sync';
+import { CrmSync, type SyncMaxRemoved, type SyncSource } from '../../sync';
 import { isMaxRemoved } from '../../sync/remove';
 import { type ConnectionValues, clientFor, wholeNumber } from '../config';
 import { EXIT } from '../failure';
 import type { OptionSpec } from '../global-options';
-import { jsonText, write } from '../output';
+import { write } from '../output';
 import { UsageError } from '../usage-error';
-import { SOURCE_TYPES, type SourceType } from './columns';
+import { apply, runOutputs } from './apply-run';
+import { SOURCE_TYPES } from './columns';
 import type { SyncContext, SyncIo, Values } from './context';
-import { columnOfSources, type FailedTarget, failedTarget, formatOfSource, writeFailed } from './failed-file';
-import { FailedRows } from './failed-rows';
 import { syncCommandHelp, syncHelp } from './help';
 import { journalTarget, type OpenedJournal, openJournal, postgresWithoutValue, redactError } from './journal';
 import { journalCause } from './journal-cause';
 import { type SyncCommand, syncOptions } from './options';
-import {
-  type Input,
-  journalFiles,
-  type ReportFile,
-  refuseOverwrite,
-  refuseRedirect,
-  reportFile,
-  sameFile,
-} from './paths';
-import { SyncProgressLine } from './progress';
-import { readOptionsOf } from './read-options';
-import {
-  labelOf,
-  ndjsonLine,
-  planLine,
-  planSummary,
-  problemLines,
-  refusalText,
-  reportJson,
-  reportLine,
-  summaryJson,
-  valueText,
-} from './render';
-import { countRecords, type OpenedSources, openSources, recordsOf, type SourceFile } from './sources';
+import { type Input, type ReportFile, reportFile } from './paths';
+import { printPlan, rememberLabel } from './print-plan';
+import { refuseClobbering } from './refuse-clobbering';
+import { type ResolveWay, runResolve } from './resolve-command';
+import { emptyListRefusal, listOf, sourcesOf } from './source-lists';
 
 /** The command line's parser (main.ts's, with its refusals and "did you mean"). */
 export type Parse = (
@@ -57,13 +28,6 @@ export type Parse = (
 ) => { values: Values; positionals: string[] };
 
 const COMMANDS = Object.keys(syncOptions) as SyncCommand[];
-
-/**
- * The most record names a plan holds to show beside its creates. Each is dropped once its entry
- * is written (an invalid record's is kept), so a list's map holds about a batch of them, plus its
- * invalid records: this bounds it whatever a source does (past it, creates show their key alone).
- */
-const LABELS = 100_000;
 
 /** `crm sync <command> [options]`. */
 export async function runSync(args: readonly string[], io: SyncIo, parse: Parse): Promise<number> {
@@ -99,7 +63,7 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
   try {
     const inputs = await refuseClobbering(context);
     if (command === 'plan' || command === 'apply') return await runSource(command, context, inputs);
-    if (command === 'resolve') return await runResolve(context);
+    if (command === 'resolve') return await runResolve(context, resolveWay(values, help));
     if (command === 'ids') {
       const { runIds } = await import('./ids');
       return await runIds(context);
@@ -110,56 +74,6 @@ export async function runSync(args: readonly string[], io: SyncIo, parse: Parse)
     // The connection string's password never reaches stderr, whatever quoted it.
     throw redactError(await journalCause(error, target), target);
   }
-}
-
-/**
- * Refuses, before anything is opened, a command line whose output would destroy one of its
- * inputs: the journal or a source taken as the journal, the report, or a redirection of the
- * command's own output.
- */
-async function refuseClobbering({ io, values, help, target }: SyncContext): Promise<Input[]> {
-  const read: Input[] = [];
-  for (const type of SOURCE_TYPES) {
-    const file = values[type];
-    if (typeof file === 'string' && file !== '' && file !== '-')
-      read.push({ what: `the --${type} file ${file}`, path: file });
-  }
-  for (const flag of ['from', 'match', 'map']) {
-    const file = values[flag];
-    if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag} file ${file}`, path: file });
-  }
-  for (const flag of ['api-key-file', 'admin-token-file']) {
-    // Named by its flag alone: a key given where its path goes must not be echoed.
-    const file = values[flag];
-    if (typeof file === 'string' && file !== '') read.push({ what: `the --${flag}`, path: file });
-  }
-  // A Postgres journal is no file of this machine's: only the outputs and the sources are compared.
-  const journalPath = target.kind === 'sqlite' ? target.path : undefined;
-  if (journalPath !== undefined) await refuseOverwrite('--journal', journalPath, read, help);
-  const [journal, ...besideJournal] = journalPath === undefined ? [] : await journalFiles(journalPath);
-  for (const beside of besideJournal) {
-    for (const input of read) {
-      if (await sameFile(beside.path, input.path)) {
-        throw new UsageError(
-          `--journal ${journalPath}: SQLite writes ${beside.path} beside it, which is ${input.what}`,
-          help,
-        );
-      }
-    }
-  }
-  const inputs = [...(journal ? [journal] : []), ...besideJournal, ...read];
-  if (typeof values.report === 'string' && values.report !== '') {
-    await refuseOverwrite('--report', values.report, inputs, help);
-  }
-  await refuseRedirect(
-    [
-      { name: 'output', stream: io.stdout },
-      { name: 'error', stream: io.stderr },
-    ],
-    inputs,
-    help,
-  );
-  return inputs;
 }
 
 /** `--progress-every <seconds>`: a number from 0 (none), fractions allowed; default 10 s. */
@@ -174,39 +88,6 @@ function progressEveryMs(value: unknown, help: string): number {
     );
   }
   return Math.round(seconds * 1000);
-}
-
-/**
- * The outputs `apply` writes after its run (`--failed`, `--ids`), checked before anything is sent:
- * never one of the command's inputs nor one another, and in a directory that exists.
- */
-async function runOutputs(
-  { values, help }: SyncContext,
-  sources: OpenedSources['sources'],
-  inputs: readonly Input[],
-): Promise<{ failed: FailedTarget | undefined; ids: string | undefined }> {
-  const { failed, ids } = values;
-  if (failed === '') throw new UsageError('--failed needs a file or a directory', help);
-  if (ids === '') throw new UsageError('--ids needs a file', help);
-  const report =
-    typeof values.report === 'string' ? [{ what: `the --report file ${values.report}`, path: values.report }] : [];
-  const idsInput = typeof ids === 'string' ? [{ what: `the --ids file ${ids}`, path: ids }] : [];
-  const target =
-    typeof failed === 'string'
-      ? await failedTarget(failed, sources, [...inputs, ...report, ...idsInput], help)
-      : undefined;
-  if (typeof ids === 'string') {
-    const failedFiles = [...(target?.files.values() ?? [])].map((path) => ({
-      what: `the --failed file ${path}`,
-      path,
-    }));
-    await refuseOverwrite('--ids', ids, [...inputs, ...report, ...failedFiles], help);
-    const parent = dirname(resolve(ids));
-    if (!(await stat(parent).catch(() => undefined))?.isDirectory()) {
-      throw new UsageError(`--ids ${ids}: the directory ${parent} does not exist; make it first`, help);
-    }
-  }
-  return { failed: target, ids: typeof ids === 'string' ? ids : undefined };
 }
 
 /** One of `allowed`, or a usage error naming them. */
@@ -234,68 +115,6 @@ function maxRemovedOf(value: unknown, help: string): SyncMaxRemoved | undefined 
   }
   return given;
 }
-
-/**
- * With --removed deactivate, a list without a single record is refused before anything is sent
- * (an apply; a plan says so): it is far more often a failed export than a tenant that closed every
- * account. --max-removed, given, says the operator means it.
- */
-function emptyListRefusal(
-  opened: OpenedSources,
-  totals: ReadonlyMap<SourceType, number>,
-  removed: 'keep' | 'deactivate' | undefined,
-  maxRemoved: SyncMaxRemoved | undefined,
-): string | undefined {
-  if (removed !== 'deactivate' || maxRemoved !== undefined) return undefined;
-  const empty = opened.sources.find((source) => totals.get(source.type) === 0);
-  if (!empty) return undefined;
-  return `--${empty.type} ${valueText(empty.file)} has no record: with --removed deactivate it would remove every one of the ${empty.type} synced; if that is meant, give --max-removed (such as --max-removed 100%)`;
-}
-
-/** The sources given, checked whole (a bad file exits 2 before anything is sent), with their record counts. */
-async function sourcesOf({
-  io,
-  values,
-  help,
-}: SyncContext): Promise<{ opened: OpenedSources; totals: Map<SourceType, number> }> {
-  const given: Partial<Record<SourceType, string>> = {};
-  for (const type of SOURCE_TYPES) {
-    const file = values[type];
-    if (file === undefined) continue;
-    if (typeof file !== 'string' || file === '')
-      throw new UsageError(`--${type} needs a file, or - for standard input`, help);
-    given[type] = file;
-  }
-  if (Object.keys(given).length === 0) {
-    throw new UsageError('No source: give --accounts, --contacts, --opportunities or --activities <file>', help);
-  }
-  if (Object.values(given).filter((file) => file === '-').length > 1) {
-    throw new UsageError('Standard input (-) can be the source of one list at most', help);
-  }
-  const opened = await openSources(given, io.stdin, SOURCE_TYPES, await readOptionsOf(values, io, help));
-  try {
-    const totals = new Map<SourceType, number>();
-    for (const source of opened.sources) totals.set(source.type, await countRecords(source));
-    return { opened, totals };
-  } catch (error) {
-    await opened.close();
-    throw error;
-  }
-}
-
-/**
- * A source list as the engine takes it: read from the file's start each time it is iterated, and
- * telling its `size` (counted by the check), from which the engine's ETA comes.
- */
-const listOf = (source: SourceFile, size: number, onRecord?: (record: Record<string, unknown>) => void) => ({
-  size,
-  async *[Symbol.asyncIterator]() {
-    for await (const record of recordsOf(source)) {
-      onRecord?.(record);
-      yield record;
-    }
-  },
-});
 
 async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs: readonly Input[]): Promise<number> {
   const { io, values, help } = context;
@@ -345,20 +164,7 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs
     for (const file of opened.sources) {
       const names = new Map<string, string>();
       labels.set(file.type, names);
-      const remember = asText
-        ? (record: Record<string, unknown>) => {
-            const label = labelOf(record.data);
-            // The first record of a key keeps it: a repeat of the key is invalid, and shows no name.
-            if (
-              label !== undefined &&
-              typeof record.key === 'string' &&
-              names.size < LABELS &&
-              !names.has(record.key)
-            ) {
-              names.set(record.key, label);
-            }
-          }
-        : undefined;
+      const remember = asText ? rememberLabel(names) : undefined;
       source[file.type] = listOf(file, totals.get(file.type) ?? 0, remember);
     }
     if (command === 'plan') {
@@ -406,153 +212,8 @@ async function runSource(command: 'plan' | 'apply', context: SyncContext, inputs
   }
 }
 
-/** Writes each entry of the plan as the engine decides it, then the counts: a million rows in bounded memory. */
-async function printPlan(
-  io: SyncIo,
-  sync: CrmSync,
-  source: SyncSource,
-  options: {
-    readonly removed: 'keep' | 'deactivate' | undefined;
-    readonly maxRemoved: SyncMaxRemoved | undefined;
-    readonly summary: boolean;
-  },
-  asText: boolean,
-  labels: ReadonlyMap<string, Map<string, string>>,
-  redact: (value: unknown) => unknown,
-): Promise<SyncPlan['counts']> {
-  const { removed, maxRemoved, summary } = options;
-  let lines = '';
-  // --summary: the first few entries of each action, then only the counts.
-  const shownOf = new Map<string, number>();
-  const onEntry = (entry: SyncPlanEntry): Promise<void> | undefined => {
-    if (summary) {
-      const shown = shownOf.get(entry.action) ?? 0;
-      if (shown >= SUMMARY_ENTRIES || entry.action === 'unchanged') {
-        // Not shown: its name is dropped as a shown entry's is (an invalid repeat's is kept).
-        if (entry.action !== 'invalid') labels.get(entry.type)?.delete(entry.key);
-        return undefined;
-      }
-      shownOf.set(entry.action, shown + 1);
-    }
-    if (asText) {
-      const names = labels.get(entry.type);
-      const line = planLine(entry, names?.get(entry.key));
-      // An invalid entry may be a repeat of a key whose first record is still being decided.
-      if (entry.action !== 'invalid') names?.delete(entry.key);
-      if (line !== undefined) lines += `${line}\n`;
-    } else {
-      lines += ndjsonLine(redact(entry));
-    }
-    if (lines.length <= 64 * 1024) return undefined;
-    const text = lines;
-    lines = '';
-    // The plan reads on once stdout has taken it: a slow reader holds back the plan, not memory.
-    return write(io.stdout, text);
-  };
-  const plan = await sync.plan(source, {
-    ...(removed ? { removed } : {}),
-    ...(maxRemoved !== undefined ? { maxRemoved } : {}),
-    onEntry,
-  });
-  if (!asText) {
-    const last = redact({ counts: plan.counts, refusedRemovals: plan.refusedRemovals });
-    await write(io.stdout, `${lines}${jsonText(last)}\n`);
-    return plan.counts;
-  }
-  if (summary) {
-    for (const [action, shown] of shownOf) {
-      const more = (plan.counts[action as keyof SyncPlan['counts']] ?? 0) - shown;
-      if (more > 0) lines += `  … and ${more.toLocaleString('en-US')} more: ${action}\n`;
-    }
-  }
-  for (const refusal of plan.refusedRemovals) {
-    lines += `! ${refusal.type} removals: apply refuses them all: ${refusalText(refusal, maxRemoved !== undefined)}\n`;
-  }
-  await write(io.stdout, `${lines}${planSummary(plan.counts)}\n`);
-  return plan.counts;
-}
-
-/** How many entries of each action `--summary` shows. */
-const SUMMARY_ENTRIES = 5;
-
-interface ApplyOptions {
-  readonly removed: 'keep' | 'deactivate' | undefined;
-  readonly maxRemoved: SyncMaxRemoved | undefined;
-  readonly inDoubt: 'report' | 'recreate' | undefined;
-  readonly concurrency: number | undefined;
-  /** The heartbeat off a terminal, in milliseconds (0: none). */
-  readonly everyMs: number;
-  readonly summary: boolean;
-  readonly json: boolean;
-  readonly failed: FailedTarget | undefined;
-  readonly ids: string | undefined;
-  readonly journal: OpenedJournal['journal'];
-  /** The client's tenant: whose ids `--ids` writes. */
-  readonly tenant: string;
-}
-
-async function apply(
-  { io }: SyncContext,
-  sync: CrmSync,
-  source: SyncSource,
-  totals: ReadonlyMap<string, number>,
-  options: ApplyOptions,
-  redact: (value: unknown) => unknown,
-  reportTo: ReportFile | undefined,
-): Promise<number> {
-  const progress = new SyncProgressLine(io.stderr, totals, { everyMs: options.everyMs, json: options.json });
-  io.interrupt?.stopOnInterrupt();
-  let report: SyncReport;
-  try {
-    report = await sync.run(source, {
-      onProgress: progress.update,
-      ...(io.interrupt ? { signal: io.interrupt.signal } : {}),
-      ...(options.removed ? { removed: options.removed } : {}),
-      ...(options.maxRemoved !== undefined ? { maxRemoved: options.maxRemoved } : {}),
-      ...(options.inDoubt ? { inDoubt: options.inDoubt } : {}),
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-    });
-  } catch (error) {
-    progress.end();
-    if (io.interrupt?.signal.aborted && error === io.interrupt.signal.reason) {
-      io.stderr.write('crm: stopped; the journal holds what was done, and the next apply resumes\n');
-      return 130;
-    }
-    throw error;
-  }
-  progress.end();
-  const json = redact(reportJson(report));
-  await reportTo?.commit(`${jsonText(json, 2)}\n`);
-  if (options.failed) {
-    const rows = new FailedRows(report, (text) => redact(text) as string);
-    const written = await writeFailed(options.failed, rows, {
-      formatOf: formatOfSource,
-      columnOf: columnOfSources([...options.failed.files.keys()]),
-    });
-    for (const file of written)
-      io.stderr.write(`failed rows: ${file.rows} of ${file.source.type} written to ${file.path}\n`);
-  }
-  if (options.ids !== undefined) {
-    const { writeIdsFile } = await import('./ids');
-    await writeIdsFile(options.ids, options.journal, options.tenant);
-  }
-  const problems = problemLines(
-    report,
-    options.maxRemoved !== undefined,
-    options.summary ? SUMMARY_ENTRIES : undefined,
-  );
-  if (problems.length) io.stderr.write(`${problems.join('\n')}\n`);
-  if (io.stdout.isTTY) await write(io.stdout, `${reportLine(report)}\n`);
-  else
-    await write(
-      io.stdout,
-      `${jsonText(options.summary ? summaryJson(json as Record<string, unknown>, SUMMARY_ENTRIES) : json)}\n`,
-    );
-  return report.failed.length || report.inDoubt.length || report.refusedRemovals.length ? EXIT.incomplete : EXIT.ok;
-}
-
 /** Which way `crm sync resolve` settles: one record, a file of them, or by an export; its flags checked together. */
-function resolveWay(values: Values, help: string) {
+function resolveWay(values: Values, help: string): ResolveWay {
   const one = ['key', 'id', 'absent'].filter((flag) => values[flag] !== undefined && values[flag] !== false);
   const from = values.from;
   const match = values.match;
@@ -589,32 +250,4 @@ function resolveWay(values: Values, help: string) {
   if ((id === undefined) === !absent) throw new UsageError('Give one of --id <crm-id> and --absent', help);
   if (id === '') throw new UsageError('--id needs the CRM id', help);
   return { way: 'one', type, key, crmId: absent ? null : (id as string) } as const;
-}
-
-async function runResolve(context: SyncContext): Promise<number> {
-  const { io, values, help, target } = context;
-  const way = resolveWay(values, help);
-  const { crm } = await clientFor(values as ConnectionValues, io, 'tenant');
-  // The one place resolve opens its journal, whichever way it settles.
-  const { journal, close } = await openJournal(target, { readOnly: false, help });
-  try {
-    const sync = new CrmSync(crm, { journal });
-    if (way.way === 'from') {
-      const { resolveFromFile } = await import('./resolve-file');
-      return await resolveFromFile(context, sync, way.file);
-    }
-    if (way.way === 'match') {
-      const { resolveByMatch } = await import('./resolve-match');
-      return await resolveByMatch(context, sync, journal, way.type, way.file);
-    }
-    const { type, key, crmId } = way;
-    await sync.resolve(type, key, crmId, { force: values.force === true });
-    // jsonText escapes what JSON.stringify leaves raw (U+2028, bidi controls), as every other line of crm does.
-    const said =
-      crmId === null ? 'not in the CRM: the next apply creates it' : `the CRM holds it as ${jsonText(crmId)}`;
-    io.stderr.write(`${type} ${jsonText(key.slice(0, 80))}: ${said}\n`);
-    return EXIT.ok;
-  } finally {
-    await close();
-  }
 }

@@ -115,6 +115,9 @@ export function reportLine(report: SyncReport): string {
   return `Done: ${report.created} created, ${report.updated} updated, ${report.unchanged} unchanged, ${report.deactivated} deactivated, ${failed} failed, ${repeats ? `${repeats} repeated in the source (refused), ` : ''}${report.inDoubt.length} in doubt, ${report.skipped.length} skipped.`;
 }
 
+/** How many entries of each action `--summary` shows. */
+export const SUMMARY_ENTRIES = 5;
+
 /**
  * The report JSON for `--summary`: its counts, and the first `most` of each list (failed, in doubt,
  * skipped) with the number of each in `totals`.

@@ -1,0 +1,139 @@
+// Finding a phase's rate is a measurement: what one process heard of its own requests, and what
+// the store kept of the others' reservations, whose sends it never saw. Its corrections (a busy
+// machine's lateness, the turns' order in time, outcomes that bound the rate from one side only)
+// each came from a workload that measured wrong; they are kept here, apart from the pacer, which
+// only decides when a rate is found and whom it is told to.
+import type { PaceLearned, PaceReservation, PaceStore } from '../core/pace-store';
+import { RAMP_START, rateOf, UNKNOWN } from '../internal/waiting/pacer';
+import type { Learned } from './learned-pace';
+
+/** A rate found this far below the pace of the phase that found it corrects that pace (see phaseRate). */
+const CORRECTED = 0.97;
+/** The least share of its pace that a phase paced at a rate known may set the rate to (see phaseRate). */
+const FALLS_TO = 0.5;
+
+/** A phase this pacer's refusal ended, still hearing from the requests it had on their way. */
+export interface Ended {
+  readonly store: PaceStore;
+  readonly phase: number;
+  readonly reservations: readonly PaceReservation[];
+  /** What became of this process's turns of the phase. */
+  readonly outcomes: Map<number, number>;
+  /** When this process's turns of the phase went (the store's clock): truer than their schedule on a busy machine. */
+  readonly sent: Map<number, number>;
+  readonly dry: number;
+}
+
+/**
+ * The rate of a phase this pacer's refusal ended, from what it has heard of the phase's requests so
+ * far. `pace` and `dueOf`: the pacer's pace now and its schedule (SharedPacer's #due), by which the
+ * others' turns went as well; `last`: what the pacer had learned before.
+ */
+export function phaseRate(
+  ended: Ended,
+  pace: number,
+  last: Learned | undefined,
+  dueOf: (scheduled: number, start: number, turn: number, pace: number) => number,
+): PaceLearned {
+  const { reservations, outcomes, sent, dry } = ended;
+  const times: number[] = [];
+  /** How late each of this process's turns of the phase went after its schedule. */
+  const late: number[] = [];
+  let paceAtDry = Number.POSITIVE_INFINITY;
+  const start = reservations[0]?.turn === 0 ? reservations[0].at : Number.NEGATIVE_INFINITY;
+  try {
+    for (const { turn, count, at, intervalMs } of reservations) {
+      // A store's wrong answer (a turn far out, a count of millions) is not a loop to run.
+      if (!(turn >= 0 && turn + count <= 100_000)) break;
+      for (let i = 0; i < count; i++) {
+        const due = dueOf(at, start, turn, pace) + i * Math.max(intervalMs, 1000 / pace);
+        const went = sent.get(turn + i);
+        if (went !== undefined) late.push(went - due);
+        times[turn + i] = went ?? due;
+      }
+      if (dry >= turn && dry < turn + count) paceAtDry = 1000 / intervalMs;
+    }
+  } catch {}
+  let complete = times.length > dry;
+  for (let i = 0; complete && i <= dry; i++) complete = Number.isFinite(times[i]);
+  let learned: PaceLearned;
+  if (complete && dry >= 2) {
+    const phase = inTimeOrder(times, sent, outcomes, dry, lateness(late));
+    const found = rateOf(phase.times, phase.heard, phase.dry, last?.rate !== undefined);
+    // Refused within a few turns of a phase paced at a known rate, rateOf() takes the refusal for
+    // a whim (another client's) and soon searches past what it found. Found well below the
+    // phase's own pace, though, the refusal says that pace was too fast, and the rate rests on
+    // the outcomes: searching past it a second or two later cost a 20/s job one more pause of a
+    // second, every time (W6 at 20/s: a rate found from the ramp at 23/s, then 20/s at the
+    // next refusal, then 22/s a second after it).
+    const corrected = found.rate < pace * CORRECTED ? rateOf(phase.times, phase.heard, phase.dry, false) : found;
+    learned = corrected;
+    if (last?.rate !== undefined && corrected.rate < pace * FALLS_TO) {
+      // Outcomes that bound the rate from above only (the first turn accepted, the next ones
+      // refused: the bucket emptied by requests the phase does not see) leave it anywhere below
+      // that bound, and their middle falls towards the least rate: 1/s from a phase paced at
+      // 20/s, kept for 30 s (W6 at 20/s held 1.2/s for 75 s in 2 rounds of 10). A phase paced
+      // at a rate known falls to half its pace at most, climbing back as a phase of its turns
+      // allows (a few turns: within seconds); a limit that did fall that far is found by halves.
+      const rate = pace * FALLS_TO;
+      learned = { rate, ceiling: rate, quietMs: found.quietMs };
+    }
+  } else if (last?.rate !== undefined) {
+    // Dry at its first turns, the bucket was empty before the phase (another client of the key):
+    // that tells nothing of its rate. The pace climbs again from the rate known, not past this one.
+    learned = {
+      rate: last.rate,
+      ceiling: Math.max(last.rate, Math.min(last.ceiling ?? last.rate, paceAtDry)),
+      quietMs: last.quietMs,
+    };
+  } else {
+    learned = { ramp: Math.max(1, (last?.ramp ?? RAMP_START) / 4) };
+  }
+  return learned;
+}
+
+/**
+ * How late the other processes' turns went after their schedule, as this one's did: the middle of
+ * its own turns' lateness, from 0 to LATE_MOST. A busy machine (a journal's work between a turn
+ * and its send, a lease's answer read late) sent each of them 15 to 45 ms after its schedule in
+ * W8; the others' turns, taken as sent on schedule, then went before this one's that ran the
+ * bucket dry, and the rate found was half the bucket's (106/s of 200), kept for 30 s.
+ */
+function lateness(late: number[]): number {
+  if (late.length === 0) return 0;
+  const sorted = late.sort((a, b) => a - b);
+  return Math.min(LATE_MOST, Math.max(0, sorted[Math.floor((sorted.length - 1) / 2)] as number));
+}
+/** The most lateness taken for the others' turns: a stall of this process is not theirs. */
+const LATE_MOST = 100;
+
+/**
+ * A phase's requests in the order they went, for rateOf(): this process's at the times they went
+ * (`sent`), the others' at their schedule's, `late` ms later; their outcomes, and where the dry
+ * one is. In the turns' order, the others' turns numbered before the dry one but sent after it
+ * were taken as accepted, and each time this process's turns and the others' went back and forth
+ * the bucket refilled twice over the same time: a rate found far below the bucket's.
+ */
+function inTimeOrder(
+  times: readonly number[],
+  sent: ReadonlyMap<number, number>,
+  outcomes: ReadonlyMap<number, number>,
+  dry: number,
+  late: number,
+): { times: number[]; heard: number[]; dry: number } {
+  const at: number[] = [];
+  const order: number[] = [];
+  // A turn no reservation holds (a store's wrong answer) is left out, not taken for one sent at NaN.
+  for (let turn = 0; turn < times.length; turn++) {
+    const time = times[turn];
+    if (time === undefined || !Number.isFinite(time)) continue;
+    at[turn] = sent.has(turn) ? time : time + late;
+    order.push(turn);
+  }
+  order.sort((a, b) => (at[a] as number) - (at[b] as number) || a - b);
+  return {
+    times: order.map((turn) => at[turn] as number),
+    heard: order.map((turn) => outcomes.get(turn) ?? UNKNOWN),
+    dry: order.indexOf(dry),
+  };
+}
