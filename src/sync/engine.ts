@@ -16,6 +16,7 @@ import type { GenerationRun } from './generation-run';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
+import { FAILED, IN_DOUBT, ParentIds, PLANNED, type Seen } from './parent-ids';
 import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
 import { eachRemoved, refusalOf, type SyncRead } from './remove';
 import { Committer, Sender } from './sender';
@@ -36,24 +37,6 @@ import type {
 
 /** The most bad-record errors a run shares among the records that fail alike (Engine.#shared). */
 const SHARED_ERRORS = 1000;
-
-/** A parent the run cannot send its children's references for, and why. */
-type Blocked = { readonly blocked: 'failed' | 'in doubt' };
-const FAILED: Blocked = { blocked: 'failed' };
-const IN_DOUBT: Blocked = { blocked: 'in doubt' };
-
-/** A parent a plan would create: its children would go. */
-const PLANNED = '\u0000planned';
-
-type ParentId = string | Blocked;
-
-/** The keys a list gave: its repeats, and for the removal guard what it still holds. */
-interface Seen {
-  has(key: string): boolean;
-  add(key: string): void;
-  /** The list is done: its outcomes are all known. */
-  done(): void;
-}
 
 /** The settings of one run or plan, resolved. */
 export interface EngineSettings {
@@ -110,8 +93,7 @@ export class Engine {
   readonly #tally: Tally;
   readonly #committer: Committer;
   readonly #sender: Sender;
-  /** The CRM id (or why there is none) of each parent key met: the children's references. */
-  readonly #ids = new Map<SyncType, Map<string, ParentId>>();
+  readonly #ids = new ParentIds();
   #firstCall = true;
   #fatal: { error: unknown } | undefined;
   /** Contacts and activities this run left in doubt: looked for again after their list. */
@@ -239,7 +221,7 @@ export class Engine {
       const list = source[kind.type] as SyncList<unknown> | undefined;
       if (list === undefined || list === null) continue;
       if (this.#stopping()) return;
-      const seen = this.#keysOf(kind.type);
+      const seen = this.#ids.keysOf(kind.type);
       this.#tally.begin(kind.type, sizeOf(list));
       for await (const batch of batchesOf(list, this.#options.signal)) {
         if (this.#stopping()) return;
@@ -259,40 +241,6 @@ export class Engine {
       if (kind.type === 'contacts' && !this.#plan) await this.#settleLate('contacts');
       this.#tally.progress(kind.type);
     }
-  }
-
-  /**
-   * The keys `type`'s list gives, as it reads them. A parent list's are the keys of its ids, held
-   * until the run ends for its children: each key read is there from then on, `FAILED` until its
-   * outcome is known (its children's list comes once every outcome is), so that one Map does
-   * what a Set beside it did again (21 MB more a million keys, issue 45, 7). The ids that settling
-   * records in doubt found before the list are set aside meanwhile, then kept for the keys the
-   * list did not give (`done()`).
-   */
-  #keysOf(type: SyncType): Seen {
-    if (type === 'activities') {
-      const keys = new Set<string>();
-      return { has: (key) => keys.has(key), add: (key) => keys.add(key), done: () => {} };
-    }
-    const before = this.#ids.get(type);
-    const ids = new Map<string, ParentId>();
-    this.#ids.set(type, ids);
-    return {
-      has: (key) => ids.has(key),
-      add: (key) => ids.set(key, FAILED),
-      done: () => {
-        if (before) for (const [key, id] of before) if (!ids.has(key)) ids.set(key, id);
-      },
-    };
-  }
-
-  #idsOf(type: SyncType): Map<string, ParentId> {
-    let ids = this.#ids.get(type);
-    if (!ids) {
-      ids = new Map();
-      this.#ids.set(type, ids);
-    }
-    return ids;
   }
 
   async #batch(kind: Kind, batch: unknown[], seen: Seen): Promise<void> {
@@ -326,13 +274,13 @@ export class Engine {
       const fault = (record as { [SOURCE_FAULT]?: { field: string; message: string } })[SOURCE_FAULT];
       if (fault) {
         this.#invalid(type, key, invalid(fault.field, fault.message));
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         continue;
       }
       const data = record.data;
       if (data === null || typeof data !== 'object' || Array.isArray(data)) {
         this.#invalid(type, key, invalid('data', `Required: the ${kind.noun}'s fields, an object`));
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         continue;
       }
       let both: string | undefined;
@@ -349,7 +297,7 @@ export class Engine {
           both = `${ref.keyField} and data.${direct} both give the ${ref.parent} reference: give one`;
           break;
         }
-        const parentIds = this.#idsOf(ref.parent);
+        const parentIds = this.#ids.of(ref.parent);
         if (!parentIds.has(parentKey)) {
           const keys = wanted.get(ref.parent) ?? new Set<string>();
           wanted.set(ref.parent, keys);
@@ -358,7 +306,7 @@ export class Engine {
       }
       if (both !== undefined) {
         this.#invalid(type, key, invalid(both.split(':')[0] as string, both));
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         continue;
       }
       ready.push({ key, record, data: data as Record<string, unknown> });
@@ -369,7 +317,7 @@ export class Engine {
 
     // Parents this run has not met: what the journal holds of them, once other runs' creates of them end.
     for (const [parent, keys] of wanted) {
-      const ids = this.#idsOf(parent);
+      const ids = this.#ids.of(parent);
       const all = [...keys];
       for (let i = 0; i < all.length; i += 1000) {
         await this.#othersDone(parent, all.slice(i, i + 1000));
@@ -388,7 +336,7 @@ export class Engine {
       for (const ref of kind.references) {
         const parentKey = record[ref.keyField] as string | undefined;
         if (parentKey === undefined) continue;
-        const id = this.#idsOf(ref.parent).get(parentKey);
+        const id = this.#ids.of(ref.parent).get(parentKey);
         if (id === undefined) {
           unknown = invalid(
             ref.keyField,
@@ -404,13 +352,13 @@ export class Engine {
       }
       if (unknown) {
         this.#invalid(type, key, unknown);
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         continue;
       }
       if (blockedBy !== undefined) {
         if (this.#plan) this.#plan.add(type, key, 'blocked', { reason: blockedBy });
         else this.#tally.skip(type, key, blockedBy);
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         continue;
       }
       let form: Canonical;
@@ -424,7 +372,7 @@ export class Engine {
             ? error
             : invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
         );
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         continue;
       }
       decided.push({ key, record, canonical: form });
@@ -437,10 +385,6 @@ export class Engine {
       decided.map((d) => d.key),
     );
     for (const d of decided) this.#decide(kind, d, entries.get(d.key));
-  }
-
-  #remember(type: SyncType, key: string, why: ParentId): void {
-    if (type !== 'activities') this.#idsOf(type).set(key, why);
   }
 
   #invalid(type: SyncType, key: string, error: CrmError): void {
@@ -492,26 +436,26 @@ export class Engine {
       // Settled at the start of the run where it could be: what is left stays in doubt.
       if (this.#plan) this.#plan.add(type, key, 'blocked', { reason: inDoubtReason(kind, entry) });
       else this.#tally.count(type, 'inDoubt');
-      this.#remember(type, key, IN_DOUBT);
+      this.#ids.remember(type, key, IN_DOUBT);
       return;
     }
     if (!entry) {
       const issue = this.#check(kind, form.value);
       if (issue) {
         this.#invalid(type, key, issue);
-        this.#remember(type, key, FAILED);
+        this.#ids.remember(type, key, FAILED);
         return;
       }
       if (this.#plan) {
         this.#plan.add(type, key, 'create');
-        if (type !== 'activities') this.#idsOf(type).set(key, PLANNED);
+        if (type !== 'activities') this.#ids.of(type).set(key, PLANNED);
         return;
       }
       this.#create(kind, key, form.value, { hash: form.hash, data: form.json, attemptedAt: undefined }, false);
       return;
     }
     const crmId = entry.crmId as string;
-    if (type !== 'activities') this.#idsOf(type).set(key, crmId);
+    if (type !== 'activities') this.#ids.of(type).set(key, crmId);
     if (entry.hash === form.hash && entry.state === 'synced') {
       if (this.#plan) this.#plan.add(type, key, 'unchanged');
       else if (!this.#settled.has(`${type}\u0000${key}`)) this.#tally.count(type, 'unchanged');
@@ -675,7 +619,7 @@ export class Engine {
     }
     const { entry } = claim;
     if (entry.state === 'sending' || entry.state === 'inDoubt') {
-      this.#remember(kind.type, d.key, IN_DOUBT);
+      this.#ids.remember(kind.type, d.key, IN_DOUBT);
       this.#tally.count(kind.type, 'inDoubt');
       if (kind.type === 'contacts' || kind.type === 'activities') this.#newlyInDoubt[kind.type]++;
       return;
@@ -702,12 +646,12 @@ export class Engine {
       fail: (error) => this.#fail(error),
       failed: (type, key, error) => this.#failed(type, key, error),
       inDoubt: (type, key) => {
-        this.#remember(type, key, IN_DOUBT);
+        this.#ids.remember(type, key, IN_DOUBT);
         this.#tally.count(type, 'inDoubt');
         if (type === 'contacts' || type === 'activities') this.#newlyInDoubt[type]++;
       },
       lostClaim: (type, key) => {
-        this.#remember(type, key, IN_DOUBT);
+        this.#ids.remember(type, key, IN_DOUBT);
         this.#tally.skip(
           type,
           key,
@@ -715,7 +659,7 @@ export class Engine {
         );
       },
       created: (type, key, id) => {
-        if (type !== 'activities') this.#idsOf(type).set(key, id);
+        if (type !== 'activities') this.#ids.of(type).set(key, id);
         this.#tally.count(type, 'created');
       },
       later: (outcome) => {
@@ -726,7 +670,7 @@ export class Engine {
   }
 
   #failed(type: SyncType, key: string, error: unknown): void {
-    this.#remember(type, key, FAILED);
+    this.#ids.remember(type, key, FAILED);
     if (error instanceof CrmError) this.#tally.fail(type, key, error);
     else this.#fail(error);
   }
@@ -881,7 +825,7 @@ export class Engine {
           requestId: undefined,
           runId: this.#s.runId,
         });
-        this.#remember(entry.type, entry.key, outcome.id);
+        this.#ids.remember(entry.type, entry.key, outcome.id);
         this.#tally.count(entry.type, 'created');
         continue;
       }
