@@ -13,6 +13,7 @@ import type { RequestOptions } from '../options';
 import { type Canonical, canonical, changedFields } from './canonical';
 import { type CreateFrom, type CreateRun, createJob } from './create';
 import type { GenerationRun } from './generation-run';
+import { invalid, invalidRecord, SharedErrors } from './invalid';
 import type { SyncJournal, SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
@@ -35,9 +36,6 @@ import type {
   SyncSource,
 } from './types';
 
-/** The most bad-record errors a run shares among the records that fail alike (Engine.#shared). */
-const SHARED_ERRORS = 1000;
-
 /** The settings of one run or plan, resolved. */
 export interface EngineSettings {
   readonly crm: CrmClient;
@@ -54,31 +52,6 @@ interface Decided {
   readonly key: string;
   readonly record: Record<string, unknown>;
   readonly canonical: Canonical;
-}
-
-function invalid(field: string, message: string): CrmValidationError {
-  return invalidRecord([{ field, path: field ? field.split('.') : [], message }]);
-}
-
-/**
- * A bad record's error, built without a stack: a run keeps one per failed record (a million, for
- * a source whose every record fails), and the engine's frames tell nothing of the record. Its
- * message and issues say what is wrong; with a stack each took some 2 KB.
- */
-function invalidRecord(issues: readonly CrmValidationIssue[]): CrmValidationError {
-  const limit = Error.stackTraceLimit;
-  try {
-    Error.stackTraceLimit = 0;
-  } catch {
-    // A runtime whose limit cannot be set: the error keeps its stack.
-  }
-  try {
-    return new CrmValidationError(issues, 'Invalid record');
-  } finally {
-    try {
-      Error.stackTraceLimit = limit;
-    } catch {}
-  }
 }
 
 /**
@@ -122,8 +95,8 @@ export class Engine {
    * timeout, so that an abort leaves in doubt only what may have been done (call/unsent.ts).
    */
   readonly #request: RequestOptions | undefined;
-  /** The errors of bad records, by message (#shared). */
-  readonly #errors = new Map<string, CrmError>();
+  /** The errors of bad records, by message. */
+  readonly #errors = new SharedErrors();
   readonly #creates: CreateRun;
 
   /** `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them. */
@@ -389,19 +362,7 @@ export class Engine {
 
   #invalid(type: SyncType, key: string, error: CrmError): void {
     if (this.#plan) this.#plan.add(type, key, 'invalid', { reason: error.message });
-    else this.#tally.fail(type, key, this.#shared(error));
-  }
-
-  /**
-   * One error for the bad records that fail alike: a source whose every record fails for one
-   * reason keeps one error, not a million (the report's `failed` holds each record's type and
-   * key beside it). Up to {@link SHARED_ERRORS} reasons are kept; past them, each error is its own.
-   */
-  #shared(error: CrmError): CrmError {
-    const known = this.#errors.get(error.message);
-    if (known) return known;
-    if (this.#errors.size < SHARED_ERRORS) this.#errors.set(error.message, error);
-    return error;
+    else this.#tally.fail(type, key, this.#errors.of(error));
   }
 
   /**
