@@ -1,20 +1,18 @@
-import type * as z from 'zod/mini';
-import { CrmError, CrmValidationError, type CrmValidationIssue } from '../core/errors';
-import { issuesOf } from '../internal/endpoint/issues';
-import { type Canonical, canonical, changedFields } from './canonical';
+import { CrmError } from '../core/errors';
 import type { CreateRun } from './create';
+import { decide, decideBatch, type ReadRecord } from './decide';
 import type { GenerationRun } from './generation-run';
-import { invalid, invalidRecord } from './invalid';
+import { invalid } from './invalid';
 import type { SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
-import { FAILED, IN_DOUBT, PLANNED, type Seen } from './parent-ids';
+import { FAILED, IN_DOUBT, type Seen } from './parent-ids';
 import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
 import { eachRemoved, refusalOf, type SyncRead } from './remove';
 import { type Decided, type EngineSettings, Run } from './run';
 import { type Committer, Sender } from './sender';
 import { sentOf } from './sent';
-import { inDoubtReason, lookFor } from './settle';
+import { lookFor } from './settle';
 import { SOURCE_FAULT } from './source-fault';
 import type { PlanTally } from './tally';
 import type { SyncInDoubt, SyncList, SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
@@ -117,7 +115,7 @@ export class Engine {
 
   async #batch(kind: Kind, batch: unknown[], seen: Seen): Promise<void> {
     const { type } = kind;
-    const ready: { key: string; record: Record<string, unknown>; data: Record<string, unknown> }[] = [];
+    const ready: ReadRecord[] = [];
     const wanted = new Map<SyncType, Set<string>>();
     const keysRead: string[] = [];
     for (const raw of batch) {
@@ -200,170 +198,7 @@ export class Engine {
       }
     }
 
-    const decided: Decided[] = [];
-    for (const { key, record, data } of ready) {
-      const body: Record<string, unknown> = { ...data };
-      let blockedBy: string | undefined;
-      let unknown: CrmValidationError | undefined;
-      for (const ref of kind.references) {
-        const parentKey = record[ref.keyField] as string | undefined;
-        if (parentKey === undefined) continue;
-        const id = this.#run.ids.of(ref.parent).get(parentKey);
-        if (id === undefined) {
-          unknown = invalid(
-            ref.keyField,
-            `No ${kindOf(ref.parent).noun} has key ${JSON.stringify(parentKey)}, in this run or the journal`,
-          );
-          break;
-        }
-        if (typeof id !== 'string') {
-          blockedBy = `its ${kindOf(ref.parent).noun} ${JSON.stringify(parentKey)} ${id.blocked === 'failed' ? 'failed' : 'is in doubt'}: it goes once that is known`;
-          break;
-        }
-        body[ref.idField] = id === PLANNED ? `(${ref.parent}:${parentKey})` : id;
-      }
-      if (unknown) {
-        this.#run.invalid(type, key, unknown);
-        this.#run.ids.remember(type, key, FAILED);
-        continue;
-      }
-      if (blockedBy !== undefined) {
-        if (this.#run.plan) this.#run.plan.add(type, key, 'blocked', { reason: blockedBy });
-        else this.#run.tally.skip(type, key, blockedBy);
-        this.#run.ids.remember(type, key, FAILED);
-        continue;
-      }
-      let form: Canonical;
-      try {
-        form = canonical(body);
-      } catch (error) {
-        this.#run.invalid(
-          type,
-          key,
-          error instanceof CrmValidationError
-            ? error
-            : invalid('data', `Not JSON: ${error instanceof Error ? error.message : String(error)}`),
-        );
-        this.#run.ids.remember(type, key, FAILED);
-        continue;
-      }
-      decided.push({ key, record, canonical: form });
-    }
-    if (decided.length === 0) return;
-
-    const entries = await this.#run.settings.journal.get(
-      this.#run.settings.tenant,
-      type,
-      decided.map((d) => d.key),
-    );
-    for (const d of decided) this.#decide(kind, d, entries.get(d.key));
-  }
-
-  /**
-   * A record's schema issues, or undefined when it is valid. Checked through the schema's
-   * Standard Schema `validate()`, which hands zod's issues over as they are: `safeParse()` wraps
-   * them in a ZodError, an Error whose stack V8 captures for each bad record, and a source whose
-   * every record failed its schema peaked some 290 MiB higher for it (bench/failed-memory.mjs).
-   */
-  #check(kind: Kind, value: Record<string, unknown>): CrmValidationError | undefined {
-    const result = kind.schema['~standard'].validate(value);
-    // The sync's schemas have no asynchronous check: validate() answers at once.
-    if (result instanceof Promise) throw new TypeError(`The ${kind.noun} schema answered asynchronously`);
-    if (!result.issues) return undefined;
-    // zod's validate() gives its own issues (code, keys), as a ZodError would hold them.
-    const issues: CrmValidationIssue[] = issuesOf(result as { issues: readonly z.core.$ZodIssue[] }).map((issue) => ({
-      ...issue,
-      field: issue.field ? `data.${issue.field}` : 'data',
-      path: ['data', ...issue.path],
-    }));
-    return invalidRecord(issues);
-  }
-
-  #decide(kind: Kind, d: Decided, entry: SyncJournalEntry | undefined): void {
-    const { type } = kind;
-    const { key, canonical: form } = d;
-    if (entry?.state === 'sending' && this.#run.committer.claims && !this.#run.plan) {
-      // Another run may be creating it: its outcome, once known, decides (a claim that ended, in doubt).
-      this.#run.deferred.push({ kind, d });
-      return;
-    }
-    if (entry && (entry.state === 'sending' || entry.state === 'inDoubt')) {
-      // Settled at the start of the run where it could be: what is left stays in doubt.
-      if (this.#run.plan) this.#run.plan.add(type, key, 'blocked', { reason: inDoubtReason(kind, entry) });
-      else this.#run.tally.count(type, 'inDoubt');
-      this.#run.ids.remember(type, key, IN_DOUBT);
-      return;
-    }
-    if (!entry) {
-      const issue = this.#check(kind, form.value);
-      if (issue) {
-        this.#run.invalid(type, key, issue);
-        this.#run.ids.remember(type, key, FAILED);
-        return;
-      }
-      if (this.#run.plan) {
-        this.#run.plan.add(type, key, 'create');
-        if (type !== 'activities') this.#run.ids.of(type).set(key, PLANNED);
-        return;
-      }
-      this.#run.create(kind, key, form.value, { hash: form.hash, data: form.json, attemptedAt: undefined }, false);
-      return;
-    }
-    const crmId = entry.crmId as string;
-    if (type !== 'activities') this.#run.ids.of(type).set(key, crmId);
-    if (entry.hash === form.hash && entry.state === 'synced') {
-      if (this.#run.plan) this.#run.plan.add(type, key, 'unchanged');
-      else if (!this.#run.settled.has(`${type}\u0000${key}`)) this.#run.tally.count(type, 'unchanged');
-      return;
-    }
-    const changes = changedFields(entry.data, form.value);
-    if (!kind.update) {
-      const reason = `changed (${Object.keys(changes).join(', ') || 'no field'}): the API cannot update an ${kind.noun}`;
-      if (this.#run.plan) this.#run.plan.add(type, key, 'skip', { changes, reason });
-      else this.#run.tally.skip(type, key, reason);
-      return;
-    }
-    const issue = this.#check(kind, form.value);
-    if (issue) {
-      this.#run.invalid(type, key, issue);
-      return;
-    }
-    const body: Record<string, unknown> = {};
-    for (const [field, change] of Object.entries(changes)) body[field] = change.to;
-    // A record back in its list after it was deactivated is active again, unless it says otherwise.
-    if (entry.state === 'deactivated' && body.status === undefined) {
-      body.status = form.value.status ?? 'active';
-    }
-    if (this.#run.plan) {
-      this.#run.plan.add(type, key, Object.keys(body).length > 0 ? 'update' : 'unchanged', { changes });
-      return;
-    }
-    const synced: SyncJournalEntry = {
-      ...entry,
-      state: 'synced',
-      hash: form.hash,
-      data: form.json,
-      runId: this.#run.settings.runId,
-    };
-    if (Object.keys(body).length === 0) {
-      // Only fields gone from the source: the API cannot clear them, so nothing is sent.
-      this.#run.committer.put(synced);
-      this.#run.tally.count(type, 'unchanged');
-      return;
-    }
-    this.#run.sender.push({
-      run: async () => {
-        try {
-          await this.#run.call((options) =>
-            (kind.update as NonNullable<Kind['update']>)(this.#run.settings.crm, crmId, body, options),
-          );
-          this.#run.committer.put(synced);
-          this.#run.tally.count(type, 'updated');
-        } catch (error) {
-          this.#run.failed(type, key, error);
-        }
-      },
-    });
+    await decideBatch(this.#run, kind, ready);
   }
 
   /**
@@ -456,7 +291,7 @@ export class Engine {
                 const { value, hash, json } = d.canonical;
                 this.#run.create(kind, d.key, value, { hash, data: json, attemptedAt: entry?.attemptedAt }, false);
               } else {
-                this.#decide(kind, d, entry);
+                decide(this.#run, kind, d, entry);
               }
             }
           }
@@ -479,7 +314,7 @@ export class Engine {
       if (kind.type === 'contacts' || kind.type === 'activities') this.#run.newlyInDoubt[kind.type]++;
       return;
     }
-    this.#decide(kind, d, entry);
+    decide(this.#run, kind, d, entry);
   }
 
   /** The run's part in its creates (create.ts): what they need of it, and where their outcomes go. */
