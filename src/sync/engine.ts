@@ -1,16 +1,17 @@
 import { CrmError } from '../core/errors';
 import type { CreateRun } from './create';
-import { decide, decideBatch, type ReadRecord } from './decide';
+import { decideBatch, type ReadRecord } from './decide';
 import type { GenerationRun } from './generation-run';
 import { invalid } from './invalid';
-import type { SyncJournalClaim, SyncJournalEntry, SyncType } from './journal';
+import type { SyncJournalEntry, SyncType } from './journal';
 import { keyProblem } from './keys';
 import { KINDS, type Kind, kindOf } from './kinds';
+import { drain, elsewhere, othersDone, outcomesWritten } from './other-runs';
 import { FAILED, IN_DOUBT, type Seen } from './parent-ids';
 import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
 import { eachRemoved, refusalOf, type SyncRead } from './remove';
-import { type Decided, type EngineSettings, Run } from './run';
-import { type Committer, Sender } from './sender';
+import { type EngineSettings, Run } from './run';
+import { Sender } from './sender';
 import { sentOf } from './sent';
 import { lookFor } from './settle';
 import { SOURCE_FAULT } from './source-fault';
@@ -47,7 +48,7 @@ export class Engine {
     }
     this.#run.sender.stop();
     await this.#run.sender.idle();
-    await this.#outcomesWritten();
+    await outcomesWritten(this.#run);
     signal?.removeEventListener('abort', onAbort);
     // The outcomes and removed intents of the requests answered, whatever stopped the run.
     await this.#run.committer.flush();
@@ -103,7 +104,7 @@ export class Engine {
       if (this.#run.settings.generation)
         this.#run.settings.generation.listRead(kind.type, this.#run.unusableKeys.get(kind.type) ?? 0);
       else if (this.#run.options.removed === 'deactivate') await this.#removed(kind, seen);
-      await this.#drain();
+      await drain(this.#run);
       seen.done();
       if (this.#run.stopping()) return;
       await this.#run.committer.flush();
@@ -190,7 +191,7 @@ export class Engine {
       const ids = this.#run.ids.of(parent);
       const all = [...keys];
       for (let i = 0; i < all.length; i += 1000) {
-        await this.#othersDone(parent, all.slice(i, i + 1000));
+        await othersDone(this.#run, parent, all.slice(i, i + 1000));
         const found = await this.#run.settings.journal.get(this.#run.settings.tenant, parent, all.slice(i, i + 1000));
         for (const [k, entry] of found) {
           ids.set(k, entry.state === 'synced' || entry.state === 'deactivated' ? (entry.crmId as string) : IN_DOUBT);
@@ -199,122 +200,6 @@ export class Engine {
     }
 
     await decideBatch(this.#run, kind, ready);
-  }
-
-  /**
-   * With a shared journal: waits for other runs' claims on `keys` to end (each commits its
-   * outcome, or its lease runs out), bounded by the run's signal.
-   */
-  async #othersDone(type: SyncType, keys: readonly string[]): Promise<void> {
-    const claims = this.#run.committer.claims;
-    if (!claims || this.#run.plan) return;
-    const look = this.#looks(claims.leaseMs);
-    while (!this.#run.stopping()) {
-      const held = await claims.held(this.#run.settings.tenant, this.#run.settings.runId, type, keys);
-      if (held.size === 0) return;
-      await this.#run.pause(look());
-    }
-  }
-
-  /**
-   * How long a run waits before each new look at keys other runs hold: 20 ms for the first ten
-   * looks, then 100 ms (a tenth of a short lease). Their creates end within a request or two: at
-   * a list's end, overlapping workers wait on each other's last creates, and a look every 100 ms
-   * left a worker idle some 50 ms past them at every list, and the fleet's last run as long past
-   * the last create (W8). A wait that lasts (a stalled worker, up to its lease) is looked at
-   * every 100 ms; a look is one index read of all the keys waited for.
-   */
-  #looks(leaseMs: number): () => number {
-    const most = Math.min(100, leaseMs / 10);
-    let looks = 0;
-    return () => (looks++ < 10 ? Math.min(20, most) : most);
-  }
-
-  /**
-   * Waits until every job pushed is answered and every record deferred (#deferred) is decided
-   * again. Those whose other run is done are decided as the journal now holds them (a create
-   * whose claim comes back held again is deferred again); the others are looked at again, each
-   * look one index read of all of them.
-   */
-  async #drain(): Promise<void> {
-    for (;;) {
-      await this.#run.sender.idle();
-      await this.#outcomesWritten();
-      if (this.#run.deferred.length === 0 || this.#run.stopping()) return;
-      const deferred = this.#run.deferred;
-      this.#run.deferred = [];
-      try {
-        await this.#afterOthers(deferred);
-      } catch (error) {
-        this.#run.fail(error);
-      }
-    }
-  }
-
-  /** Resolves once every outcome being written (#outcomes) is written, or has failed the run. */
-  async #outcomesWritten(): Promise<void> {
-    while (this.#run.outcomes.size > 0) await Promise.all(this.#run.outcomes);
-  }
-
-  /** Records other runs were creating: each decided again from what the journal holds once its run is done. */
-  async #afterOthers(deferred: readonly { readonly kind: Kind; readonly d: Decided }[]): Promise<void> {
-    const claims = this.#run.committer.claims as NonNullable<Committer['claims']>;
-    const byType = new Map<SyncType, { kind: Kind; d: Decided }[]>();
-    for (const item of deferred) {
-      const group = byType.get(item.kind.type) ?? [];
-      byType.set(item.kind.type, group);
-      group.push(item);
-    }
-    for (const [type, group] of byType) {
-      for (let i = 0; i < group.length; i += 1000) {
-        let waiting = group.slice(i, i + 1000);
-        const look = this.#looks(claims.leaseMs);
-        while (waiting.length > 0 && !this.#run.stopping()) {
-          const held = await claims.held(
-            this.#run.settings.tenant,
-            this.#run.settings.runId,
-            type,
-            waiting.map((item) => item.d.key),
-          );
-          const done = waiting.filter((item) => !held.has(item.d.key));
-          waiting = waiting.filter((item) => held.has(item.d.key));
-          if (done.length > 0) {
-            const entries = await this.#run.settings.journal.get(
-              this.#run.settings.tenant,
-              type,
-              done.map((item) => item.d.key),
-            );
-            for (const { kind, d } of done) {
-              const entry = entries.get(d.key);
-              if (entry === undefined || entry.state === 'sending') {
-                // Gone (its create was refused), or left 'sending' by a run that ended: the claim decides.
-                const { value, hash, json } = d.canonical;
-                this.#run.create(kind, d.key, value, { hash, data: json, attemptedAt: entry?.attemptedAt }, false);
-              } else {
-                decide(this.#run, kind, d, entry);
-              }
-            }
-          }
-          if (waiting.length > 0) await this.#run.pause(look());
-        }
-      }
-    }
-  }
-
-  /** A create another run holds or has done: its outcome is counted here as the journal holds it. */
-  #elsewhere(kind: Kind, d: Decided, claim: Exclude<SyncJournalClaim, { outcome: 'claimed' }>): void {
-    if (claim.outcome === 'held') {
-      this.#run.deferred.push({ kind, d });
-      return;
-    }
-    const { entry } = claim;
-    if (entry.state === 'sending' || entry.state === 'inDoubt') {
-      this.#run.ids.remember(kind.type, d.key, IN_DOUBT);
-      this.#run.tally.count(kind.type, 'inDoubt');
-      if (kind.type === 'contacts' || kind.type === 'activities') this.#run.newlyInDoubt[kind.type]++;
-      return;
-    }
-    decide(this.#run, kind, d, entry);
   }
 
   /** The run's part in its creates (create.ts): what they need of it, and where their outcomes go. */
@@ -327,7 +212,7 @@ export class Engine {
       now: () => run.settings.now(),
       send: (kind, body, options) => run.call((o) => kind.create(run.settings.crm, body, o), options),
       elsewhere: (kind, key, value, from, claim) =>
-        this.#elsewhere(kind, { key, record: {}, canonical: { value, hash: from.hash, json: from.data } }, claim),
+        elsewhere(run, kind, { key, record: {}, canonical: { value, hash: from.hash, json: from.data } }, claim),
       fail: (error) => run.fail(error),
       failed: (type, key, error) => run.failed(type, key, error),
       inDoubt: (type, key) => {
@@ -370,7 +255,7 @@ export class Engine {
     // This run's creates written first, so that the journal's synced records less them are the
     // ones there before the run, as its plan counted them.
     if (!this.#run.plan) {
-      await this.#drain();
+      await drain(this.#run);
       await this.#run.committer.flush();
     }
     if (this.#run.stopping()) return;
@@ -411,7 +296,7 @@ export class Engine {
    * gives the claim up: the next run of the generation does the removal.
    */
   async #generationEnd(generation: GenerationRun): Promise<void> {
-    await this.#drain();
+    await drain(this.#run);
     await this.#run.committer.flush();
     if (this.#run.stopping()) return;
     const end = await generation.finish({
@@ -427,7 +312,7 @@ export class Engine {
         if (this.#run.stopping()) break;
         const unread = { unread: (keys: readonly string[]) => generation.unread(type, keys, claim.fence) };
         await this.#removed(kindOf(type), unread, unusableKeys, true);
-        await this.#drain();
+        await drain(this.#run);
         await this.#run.committer.flush();
       }
     } catch (error) {
@@ -507,7 +392,7 @@ export class Engine {
         true,
       );
     }
-    await this.#drain();
+    await drain(this.#run);
     await this.#run.committer.flush();
   }
 }
