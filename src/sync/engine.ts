@@ -1,20 +1,17 @@
 import { CrmError } from '../core/errors';
 import type { CreateRun } from './create';
-import { decideBatch, type ReadRecord } from './decide';
+import { decideBatch } from './decide';
 import type { GenerationRun } from './generation-run';
-import { invalid } from './invalid';
-import type { SyncJournalEntry, SyncType } from './journal';
-import { keyProblem } from './keys';
+import type { SyncJournalEntry } from './journal';
 import { KINDS, type Kind, kindOf } from './kinds';
-import { drain, elsewhere, othersDone, outcomesWritten } from './other-runs';
-import { FAILED, IN_DOUBT, type Seen } from './parent-ids';
-import { BATCH, batchesOf, SourceFailure, sizeOf } from './read';
+import { drain, elsewhere, outcomesWritten } from './other-runs';
+import { IN_DOUBT } from './parent-ids';
+import { BATCH, batchesOf, readBatch, SourceFailure, sizeOf } from './read';
 import { eachRemoved, refusalOf, type SyncRead } from './remove';
 import { type EngineSettings, Run } from './run';
 import { Sender } from './sender';
 import { sentOf } from './sent';
 import { lookFor } from './settle';
-import { SOURCE_FAULT } from './source-fault';
 import type { PlanTally } from './tally';
 import type { SyncInDoubt, SyncList, SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
 
@@ -95,7 +92,7 @@ export class Engine {
       this.#run.tally.begin(kind.type, sizeOf(list));
       for await (const batch of batchesOf(list, this.#run.options.signal)) {
         if (this.#run.stopping()) return;
-        await this.#batch(kind, batch, seen);
+        await decideBatch(this.#run, kind, await readBatch(this.#run, kind, batch, seen));
         if (!this.#run.plan) await this.#run.sender.room(BATCH);
         else await this.#run.plan.handedOut();
       }
@@ -112,94 +109,6 @@ export class Engine {
       if (kind.type === 'contacts' && !this.#run.plan) await this.#settleLate('contacts');
       this.#run.tally.progress(kind.type);
     }
-  }
-
-  async #batch(kind: Kind, batch: unknown[], seen: Seen): Promise<void> {
-    const { type } = kind;
-    const ready: ReadRecord[] = [];
-    const wanted = new Map<SyncType, Set<string>>();
-    const keysRead: string[] = [];
-    for (const raw of batch) {
-      const record = (raw ?? {}) as Record<string, unknown>;
-      const key = record.key;
-      const unusable = keyProblem(key);
-      if (unusable !== undefined || typeof key !== 'string') {
-        this.#run.unusableKeys.set(type, (this.#run.unusableKeys.get(type) ?? 0) + 1);
-        const message =
-          typeof key === 'string' && key !== ''
-            ? `Not usable: a key must be ${unusable}`
-            : 'Required: a non-empty string, unique in its list';
-        this.#run.invalid(type, typeof key === 'string' ? key : String(key ?? ''), invalid('key', message));
-        continue;
-      }
-      if (seen.has(key)) {
-        this.#run.invalid(
-          type,
-          key,
-          invalid('key', `Repeated: another ${kind.noun} of this run has key ${JSON.stringify(key)}`),
-        );
-        continue;
-      }
-      seen.add(key);
-      keysRead.push(key);
-      const fault = (record as { [SOURCE_FAULT]?: { field: string; message: string } })[SOURCE_FAULT];
-      if (fault) {
-        this.#run.invalid(type, key, invalid(fault.field, fault.message));
-        this.#run.ids.remember(type, key, FAILED);
-        continue;
-      }
-      const data = record.data;
-      if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-        this.#run.invalid(type, key, invalid('data', `Required: the ${kind.noun}'s fields, an object`));
-        this.#run.ids.remember(type, key, FAILED);
-        continue;
-      }
-      let both: string | undefined;
-      for (const ref of kind.references) {
-        const parentKey = record[ref.keyField];
-        if (parentKey === undefined) continue;
-        const unusableParent = keyProblem(parentKey);
-        if (unusableParent !== undefined || typeof parentKey !== 'string') {
-          both = `${ref.keyField}: ${unusableParent}`;
-          break;
-        }
-        const direct = ref.direct.find((field) => (data as Record<string, unknown>)[field] !== undefined);
-        if (direct !== undefined) {
-          both = `${ref.keyField} and data.${direct} both give the ${ref.parent} reference: give one`;
-          break;
-        }
-        const parentIds = this.#run.ids.of(ref.parent);
-        if (!parentIds.has(parentKey)) {
-          const keys = wanted.get(ref.parent) ?? new Set<string>();
-          wanted.set(ref.parent, keys);
-          keys.add(parentKey);
-        }
-      }
-      if (both !== undefined) {
-        this.#run.invalid(type, key, invalid(both.split(':')[0] as string, both));
-        this.#run.ids.remember(type, key, FAILED);
-        continue;
-      }
-      ready.push({ key, record, data: data as Record<string, unknown> });
-    }
-
-    // A generation's slice: the keys the batch gave, in one write, before any is sent.
-    if (this.#run.settings.generation && !this.#run.plan) await this.#run.settings.generation.read(type, keysRead);
-
-    // Parents this run has not met: what the journal holds of them, once other runs' creates of them end.
-    for (const [parent, keys] of wanted) {
-      const ids = this.#run.ids.of(parent);
-      const all = [...keys];
-      for (let i = 0; i < all.length; i += 1000) {
-        await othersDone(this.#run, parent, all.slice(i, i + 1000));
-        const found = await this.#run.settings.journal.get(this.#run.settings.tenant, parent, all.slice(i, i + 1000));
-        for (const [k, entry] of found) {
-          ids.set(k, entry.state === 'synced' || entry.state === 'deactivated' ? (entry.crmId as string) : IN_DOUBT);
-        }
-      }
-    }
-
-    await decideBatch(this.#run, kind, ready);
   }
 
   /** The run's part in its creates (create.ts): what they need of it, and where their outcomes go. */
