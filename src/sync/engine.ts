@@ -11,7 +11,7 @@ import { eachRemoved, refusalOf, type SyncRead } from './remove';
 import { type EngineSettings, Run } from './run';
 import { Sender } from './sender';
 import { sentOf } from './sent';
-import { lookFor } from './settle';
+import { settle, settleLate } from './settle-run';
 import type { PlanTally } from './tally';
 import type { SyncInDoubt, SyncList, SyncPlan, SyncPlanOptions, SyncReport, SyncRunOptions, SyncSource } from './types';
 
@@ -33,12 +33,13 @@ export class Engine {
     const onAbort = () => this.#run.fail(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await this.#settle(
+      await settle(
+        this.#run,
         await this.#run.settings.journal.pending(this.#run.settings.tenant),
         this.#run.options.inDoubt ?? 'report',
       );
       await this.#lists(source);
-      await this.#settleLate('activities');
+      await settleLate(this.#run, 'activities');
       if (this.#run.settings.generation && !this.#run.plan) await this.#generationEnd(this.#run.settings.generation);
     } catch (error) {
       this.#run.fail(error instanceof SourceFailure ? error.error : error);
@@ -70,19 +71,6 @@ export class Engine {
     return { entries: plan.entries, counts: plan.counts, refusedRemovals: this.#run.refusedRemovals };
   }
 
-  /** Looks again for the records of `type` this run left in doubt, after the settle delay. */
-  async #settleLate(type: 'contacts' | 'activities'): Promise<void> {
-    if (this.#run.newlyInDoubt[type] === 0 || this.#run.stopping()) return;
-    this.#run.newlyInDoubt[type] = 0;
-    await this.#run.pause(this.#run.settings.settleMs);
-    if (this.#run.stopping()) return;
-    const pending = await this.#run.settings.journal.pending(this.#run.settings.tenant);
-    await this.#settle(
-      pending.filter((e) => e.type === type),
-      'report',
-    );
-  }
-
   async #lists(source: SyncSource): Promise<void> {
     for (const kind of KINDS) {
       const list = source[kind.type] as SyncList<unknown> | undefined;
@@ -106,7 +94,7 @@ export class Engine {
       if (this.#run.stopping()) return;
       await this.#run.committer.flush();
       // Contacts left in doubt are looked for before their opportunities go, which then need not wait.
-      if (kind.type === 'contacts' && !this.#run.plan) await this.#settleLate('contacts');
+      if (kind.type === 'contacts' && !this.#run.plan) await settleLate(this.#run, 'contacts');
       this.#run.tally.progress(kind.type);
     }
   }
@@ -248,61 +236,6 @@ export class Engine {
         }
       },
     });
-  }
-
-  /**
-   * Settles records in doubt, as settle.ts looks for them: found, adopted; looked for and not
-   * found, created again from what was sent. One that cannot be looked for is created again
-   * with `inDoubt: 'recreate'`; one whose look-up failed, or that more CRM records match than
-   * keys look for them, stays in doubt.
-   */
-  async #settle(pending: readonly SyncJournalEntry[], mode: 'report' | 'recreate'): Promise<void> {
-    if (pending.length === 0) return;
-    const found = await lookFor(pending, {
-      crm: this.#run.settings.crm,
-      journal: this.#run.settings.journal,
-      tenant: this.#run.settings.tenant,
-      signal: this.#run.options.signal,
-      call: (send) => this.#run.call(send),
-      stopping: () => this.#run.stopping(),
-      fail: (error) => this.#run.fail(error),
-    });
-    if (this.#run.stopping()) return;
-    for (const entry of pending) {
-      const kind = kindOf(entry.type);
-      this.#run.settled.add(`${entry.type}\u0000${entry.key}`);
-      const outcome = found.get(entry);
-      if (typeof outcome === 'object') {
-        this.#run.committer.put({
-          ...entry,
-          state: 'synced',
-          crmId: outcome.id,
-          requestId: undefined,
-          runId: this.#run.settings.runId,
-        });
-        this.#run.ids.remember(entry.type, entry.key, outcome.id);
-        this.#run.tally.count(entry.type, 'created');
-        continue;
-      }
-      if (outcome === undefined || outcome === 'ambiguous' || (outcome === 'unsearchable' && mode === 'report')) {
-        continue; // stays in doubt
-      }
-      let value: Record<string, unknown>;
-      try {
-        value = JSON.parse(entry.data) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      this.#run.create(
-        kind,
-        entry.key,
-        value,
-        { hash: entry.hash, data: entry.data, attemptedAt: entry.attemptedAt },
-        true,
-      );
-    }
-    await drain(this.#run);
-    await this.#run.committer.flush();
   }
 }
 
