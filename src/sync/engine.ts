@@ -1,13 +1,10 @@
-import { CrmError } from '../core/errors';
 import type { CreateRun } from './create';
 import { decideBatch } from './decide';
-import type { GenerationRun } from './generation-run';
-import type { SyncJournalEntry } from './journal';
-import { KINDS, type Kind, kindOf } from './kinds';
+import { KINDS } from './kinds';
 import { drain, elsewhere, outcomesWritten } from './other-runs';
 import { IN_DOUBT } from './parent-ids';
 import { BATCH, batchesOf, readBatch, SourceFailure, sizeOf } from './read';
-import { eachRemoved, refusalOf, type SyncRead } from './remove';
+import { generationEnd, removed } from './remove';
 import { type EngineSettings, Run } from './run';
 import { Sender } from './sender';
 import { sentOf } from './sent';
@@ -40,7 +37,8 @@ export class Engine {
       );
       await this.#lists(source);
       await settleLate(this.#run, 'activities');
-      if (this.#run.settings.generation && !this.#run.plan) await this.#generationEnd(this.#run.settings.generation);
+      if (this.#run.settings.generation && !this.#run.plan)
+        await generationEnd(this.#run, this.#run.settings.generation);
     } catch (error) {
       this.#run.fail(error instanceof SourceFailure ? error.error : error);
     }
@@ -88,7 +86,7 @@ export class Engine {
       // The list was read to its end: it is complete, and may remove (a generation's, at its end).
       if (this.#run.settings.generation)
         this.#run.settings.generation.listRead(kind.type, this.#run.unusableKeys.get(kind.type) ?? 0);
-      else if (this.#run.options.removed === 'deactivate') await this.#removed(kind, seen);
+      else if (this.#run.options.removed === 'deactivate') await removed(this.#run, kind, seen);
       await drain(this.#run);
       seen.done();
       if (this.#run.stopping()) return;
@@ -135,109 +133,4 @@ export class Engine {
       },
     };
   }
-
-  /**
-   * Accounts and contacts the journal holds but their complete list does not: deactivated, or
-   * reported. Measured first, sent after (remove.ts): past the limit, or after a record whose key
-   * could not be read, none of the type's removals is sent, and the refusal is reported.
-   */
-  async #removed(
-    kind: Kind,
-    seen: SyncRead,
-    unusableKeys = this.#run.unusableKeys.get(kind.type) ?? 0,
-    generation = false,
-  ): Promise<void> {
-    const { type } = kind;
-    const { journal, tenant } = this.#run.settings;
-    // This run's creates written first, so that the journal's synced records less them are the
-    // ones there before the run, as its plan counted them.
-    if (!this.#run.plan) {
-      await drain(this.#run);
-      await this.#run.committer.flush();
-    }
-    if (this.#run.stopping()) return;
-    let wouldDeactivate = 0;
-    const [action, why] = kind.deactivates
-      ? (['deactivate', {}] as const)
-      : (['skip', { reason: removedReason(kind) }] as const);
-    const synced = await eachRemoved(journal, tenant, type, seen, (removed) => {
-      wouldDeactivate += removed.length;
-      // A plan lists them all, refused or not: its counts say what the list no longer holds.
-      for (const entry of removed) this.#run.plan?.add(type, entry.key, action, why);
-      return !this.#run.stopping();
-    });
-    if (this.#run.stopping()) return;
-    // A run's own creates are not of the records there before it (its plan counted without them);
-    // a generation's were all there before its removal.
-    const created = this.#run.plan || generation ? 0 : this.#run.tally.of(type).created;
-    const counted = { wouldDeactivate, synced: Math.max(wouldDeactivate, synced - created), unusableKeys };
-    const refusal = refusalOf(type, counted, this.#run.options.maxRemoved);
-    if (refusal) this.#run.refusedRemovals.push(refusal);
-    if (refusal || this.#run.plan || wouldDeactivate === 0) return;
-    await eachRemoved(journal, tenant, type, seen, async (removed) => {
-      for (const entry of removed) {
-        if (this.#run.stopping()) return false;
-        if (kind.deactivates) this.#deactivate(kind, entry);
-        else this.#run.tally.skip(type, entry.key, removedReason(kind), false);
-      }
-      await this.#run.sender.room(BATCH);
-      return true;
-    });
-  }
-
-  /**
-   * The end of a generation's slice: every outcome written, the slice finished; when that
-   * completes the generation (or its removal's claim lapsed), the records the journal holds that
-   * no slice read are removed as one run's complete lists remove them, under the same guard, and
-   * the removal is marked done once every one is answered and written. A run that stops first
-   * gives the claim up: the next run of the generation does the removal.
-   */
-  async #generationEnd(generation: GenerationRun): Promise<void> {
-    await drain(this.#run);
-    await this.#run.committer.flush();
-    if (this.#run.stopping()) return;
-    const end = await generation.finish({
-      // A removal's claim has the lease of a create's: looked at four times a lease, 1 s at most.
-      everyMs: Math.min(1000, (this.#run.settings.journal.claims?.leaseMs ?? 4000) / 4),
-      pause: (ms) => this.#run.pause(ms),
-      stopping: () => this.#run.stopping(),
-    });
-    if (!end) return;
-    const { claim } = end;
-    try {
-      for (const { type, unusableKeys } of end.lists) {
-        if (this.#run.stopping()) break;
-        const unread = { unread: (keys: readonly string[]) => generation.unread(type, keys, claim.fence) };
-        await this.#removed(kindOf(type), unread, unusableKeys, true);
-        await drain(this.#run);
-        await this.#run.committer.flush();
-      }
-    } catch (error) {
-      await claim.release().catch(() => {});
-      throw error;
-    }
-    if (this.#run.stopping()) await claim.release().catch(() => {});
-    else await claim.done();
-  }
-
-  #deactivate(kind: Kind, entry: SyncJournalEntry): void {
-    const update = kind.update as NonNullable<Kind['update']>;
-    this.#run.sender.push({
-      run: async () => {
-        try {
-          await this.#run.call((options) =>
-            update(this.#run.settings.crm, entry.crmId as string, { status: 'inactive' }, options),
-          );
-          this.#run.committer.put({ ...entry, state: 'deactivated', runId: this.#run.settings.runId });
-          this.#run.tally.count(kind.type, 'deactivated');
-        } catch (error) {
-          if (error instanceof CrmError) this.#run.tally.fail(kind.type, entry.key, error);
-          else this.#run.fail(error);
-        }
-      },
-    });
-  }
 }
-
-/** Why a removed opportunity or activity is only reported. */
-const removedReason = ({ noun }: Kind): string => `removed from its list: the API cannot remove an ${noun}`;
