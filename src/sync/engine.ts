@@ -1,8 +1,7 @@
-import type { CreateRun } from './create';
+import { createRunOf } from './create-run';
 import { decideBatch } from './decide';
 import { KINDS } from './kinds';
-import { drain, elsewhere, outcomesWritten } from './other-runs';
-import { IN_DOUBT } from './parent-ids';
+import { drain, outcomesWritten } from './other-runs';
 import { BATCH, batchesOf, readBatch, SourceFailure, sizeOf } from './read';
 import { generationEnd, removed } from './remove';
 import { type EngineSettings, Run } from './run';
@@ -22,7 +21,7 @@ export class Engine {
 
   /** `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them. */
   constructor(settings: EngineSettings, options: SyncRunOptions, plan: boolean | Pick<SyncPlanOptions, 'onEntry'>) {
-    this.#run = new Run(settings, options, plan, (run) => this.#createRun(run));
+    this.#run = new Run(settings, options, plan, createRunOf);
   }
 
   async run(source: SyncSource): Promise<SyncReport> {
@@ -95,42 +94,5 @@ export class Engine {
       if (kind.type === 'contacts' && !this.#run.plan) await settleLate(this.#run, 'contacts');
       this.#run.tally.progress(kind.type);
     }
-  }
-
-  /** The run's part in its creates (create.ts): what they need of it, and where their outcomes go. */
-  #createRun(run: Run): CreateRun {
-    return {
-      committer: run.committer,
-      runId: run.settings.runId,
-      signal: run.options.signal,
-      client: run.settings.crm,
-      now: () => run.settings.now(),
-      send: (kind, body, options) => run.call((o) => kind.create(run.settings.crm, body, o), options),
-      elsewhere: (kind, key, value, from, claim) =>
-        elsewhere(run, kind, { key, record: {}, canonical: { value, hash: from.hash, json: from.data } }, claim),
-      fail: (error) => run.fail(error),
-      failed: (type, key, error) => run.failed(type, key, error),
-      inDoubt: (type, key) => {
-        run.ids.remember(type, key, IN_DOUBT);
-        run.tally.count(type, 'inDoubt');
-        if (type === 'contacts' || type === 'activities') run.newlyInDoubt[type]++;
-      },
-      lostClaim: (type, key) => {
-        run.ids.remember(type, key, IN_DOUBT);
-        run.tally.skip(
-          type,
-          key,
-          'its claim ended before its answer came (this run stalled past the lease): the run that took it over settles it',
-        );
-      },
-      created: (type, key, id) => {
-        if (type !== 'activities') run.ids.of(type).set(key, id);
-        run.tally.count(type, 'created');
-      },
-      later: (outcome) => {
-        const written: Promise<void> = outcome.finally(() => run.outcomes.delete(written));
-        run.outcomes.add(written);
-      },
-    };
   }
 }

@@ -80,7 +80,7 @@ export class Run {
 
   /**
    * `plan`: false for a run; for a plan, where its entries go (`onEntry`), or true to keep them.
-   * `creates`: the run's part in its creates (create.ts), which the engine wires to the steps.
+   * `creates`: the run's part in its creates (create.ts), wired to the steps above the run (create-run.ts).
    */
   constructor(
     settings: EngineSettings,
