@@ -8,6 +8,7 @@ import { type Kind, kindOf } from './kinds';
 import { FAILED, IN_DOUBT, PLANNED } from './parent-ids';
 import type { Decided, Run } from './run';
 import { inDoubtReason } from './settle';
+import { sendUpdate } from './update';
 
 // The decide step of a run or a plan: what becomes of each record read, against the journal's
 // entry for it (create, update, unchanged, skip, blocked, invalid). A run acts on its decision
@@ -182,17 +183,5 @@ export function decide(run: Run, kind: Kind, d: Decided, entry: SyncJournalEntry
     run.tally.count(type, 'unchanged');
     return;
   }
-  run.sender.push({
-    run: async () => {
-      try {
-        await run.call((options) =>
-          (kind.update as NonNullable<Kind['update']>)(run.settings.crm, crmId, body, options),
-        );
-        run.committer.put(synced);
-        run.tally.count(type, 'updated');
-      } catch (error) {
-        run.failed(type, key, error);
-      }
-    },
-  });
+  sendUpdate(run, kind, key, crmId, body, synced);
 }
