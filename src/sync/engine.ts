@@ -15,6 +15,11 @@ import type { SyncInDoubt, SyncList, SyncPlan, SyncPlanOptions, SyncReport, Sync
  * One run (or plan) over a source: settles the records in doubt, then reads each list as a
  * stream, parents first, deciding each record against its journal entry, and sends what must be
  * sent through the {@link Sender}; a create's intent is written at its send gate, as it goes (gate.ts).
+ *
+ * The engine only puts the steps of a record in their order; each step is a module: read
+ * (read.ts), decide (decide.ts), send (create.ts, create-run.ts, update.ts, sender.ts, gate.ts),
+ * settle (settle-run.ts, settle.ts), remove (remove.ts), and the waits on other runs of a shared
+ * journal (other-runs.ts), all over the run's state (run.ts).
  */
 export class Engine {
   readonly #run: Run;
@@ -25,74 +30,71 @@ export class Engine {
   }
 
   async run(source: SyncSource): Promise<SyncReport> {
-    const { signal } = this.#run.options;
-    const onAbort = () => this.#run.fail(signal?.reason);
+    const run = this.#run;
+    const { signal } = run.options;
+    const onAbort = () => run.fail(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await settle(
-        this.#run,
-        await this.#run.settings.journal.pending(this.#run.settings.tenant),
-        this.#run.options.inDoubt ?? 'report',
-      );
+      await settle(run, await run.settings.journal.pending(run.settings.tenant), run.options.inDoubt ?? 'report');
       await this.#lists(source);
-      await settleLate(this.#run, 'activities');
-      if (this.#run.settings.generation && !this.#run.plan)
-        await generationEnd(this.#run, this.#run.settings.generation);
+      await settleLate(run, 'activities');
+      if (run.settings.generation && !run.plan) await generationEnd(run, run.settings.generation);
     } catch (error) {
-      this.#run.fail(error instanceof SourceFailure ? error.error : error);
+      run.fail(error instanceof SourceFailure ? error.error : error);
     }
-    this.#run.sender.stop();
-    await this.#run.sender.idle();
-    await outcomesWritten(this.#run);
+    run.sender.stop();
+    await run.sender.idle();
+    await outcomesWritten(run);
     signal?.removeEventListener('abort', onAbort);
     // The outcomes and removed intents of the requests answered, whatever stopped the run.
-    await this.#run.committer.flush();
-    if (this.#run.fatal) throw this.#run.fatal.error;
-    const inDoubt: SyncInDoubt[] = (await this.#run.settings.journal.pending(this.#run.settings.tenant)).map((e) =>
+    await run.committer.flush();
+    if (run.fatal) throw run.fatal.error;
+    const inDoubt: SyncInDoubt[] = (await run.settings.journal.pending(run.settings.tenant)).map((e) =>
       e.requestId === undefined
         ? { type: e.type, key: e.key, sent: sentOf(e) }
         : { type: e.type, key: e.key, requestId: e.requestId, sent: sentOf(e) },
     );
-    const report = this.#run.tally.report(this.#run.settings.runId, inDoubt, this.#run.refusedRemovals);
-    return this.#run.settings.generation ? { ...report, generation: this.#run.settings.generation.report() } : report;
+    const report = run.tally.report(run.settings.runId, inDoubt, run.refusedRemovals);
+    return run.settings.generation ? { ...report, generation: run.settings.generation.report() } : report;
   }
 
   async plan(source: SyncSource): Promise<SyncPlan> {
-    const plan = this.#run.plan as PlanTally;
+    const run = this.#run;
+    const plan = run.plan as PlanTally;
     try {
       await this.#lists(source);
       await plan.handedOut();
     } catch (error) {
       throw error instanceof SourceFailure ? error.error : error;
     }
-    return { entries: plan.entries, counts: plan.counts, refusedRemovals: this.#run.refusedRemovals };
+    return { entries: plan.entries, counts: plan.counts, refusedRemovals: run.refusedRemovals };
   }
 
   async #lists(source: SyncSource): Promise<void> {
+    const run = this.#run;
     for (const kind of KINDS) {
       const list = source[kind.type] as SyncList<unknown> | undefined;
       if (list === undefined || list === null) continue;
-      if (this.#run.stopping()) return;
-      const seen = this.#run.ids.keysOf(kind.type);
-      this.#run.tally.begin(kind.type, sizeOf(list));
-      for await (const batch of batchesOf(list, this.#run.options.signal)) {
-        if (this.#run.stopping()) return;
-        await decideBatch(this.#run, kind, await readBatch(this.#run, kind, batch, seen));
-        if (!this.#run.plan) await this.#run.sender.room(BATCH);
-        else await this.#run.plan.handedOut();
+      if (run.stopping()) return;
+      const seen = run.ids.keysOf(kind.type);
+      run.tally.begin(kind.type, sizeOf(list));
+      for await (const batch of batchesOf(list, run.options.signal)) {
+        if (run.stopping()) return;
+        await decideBatch(run, kind, await readBatch(run, kind, batch, seen));
+        if (!run.plan) await run.sender.room(BATCH);
+        else await run.plan.handedOut();
       }
-      if (this.#run.stopping()) return;
+      if (run.stopping()) return;
       // The list was read to its end: it is complete, and may remove (a generation's, at its end).
-      if (this.#run.settings.generation)
-        this.#run.settings.generation.listRead(kind.type, this.#run.unusableKeys.get(kind.type) ?? 0);
-      else if (this.#run.options.removed === 'deactivate') await removed(this.#run, kind, seen);
-      await drain(this.#run);
+      if (run.settings.generation) run.settings.generation.listRead(kind.type, run.unusableKeys.get(kind.type) ?? 0);
+      else if (run.options.removed === 'deactivate') await removed(run, kind, seen);
+      await drain(run);
       seen.done();
-      if (this.#run.stopping()) return;
-      await this.#run.committer.flush();
+      if (run.stopping()) return;
+      await run.committer.flush();
       // Contacts left in doubt are looked for before their opportunities go, which then need not wait.
-      if (kind.type === 'contacts' && !this.#run.plan) await settleLate(this.#run, 'contacts');
-      this.#run.tally.progress(kind.type);
+      if (kind.type === 'contacts' && !run.plan) await settleLate(run, 'contacts');
+      run.tally.progress(kind.type);
     }
   }
 }
