@@ -14,8 +14,8 @@ export interface CreateFrom {
 }
 
 /**
- * The run's part in the send step of a create (engine.ts): what the create needs of it, and
- * where its outcome goes. The engine keeps the run's state; this step only sends and settles.
+ * The run's part in the send step of a create (create-run.ts): what the create needs of it, and
+ * where its outcome goes. The run keeps its state (run.ts); this step only sends and settles.
  */
 export interface CreateRun {
   readonly committer: Committer;
@@ -26,7 +26,7 @@ export interface CreateRun {
   now(): number;
   /** Sends `kind`'s create of `body` with `options`, as every call of the run is sent. */
   send(kind: Kind, body: Record<string, unknown>, options: RequestOptions): Promise<{ readonly id: string }>;
-  /** Another run's record (a shared journal's claim): the engine decides it again. */
+  /** Another run's record (a shared journal's claim): the run decides it again (other-runs.ts). */
   elsewhere(
     kind: Kind,
     key: string,

@@ -1,6 +1,6 @@
 import type { CrmClient } from 'crm-integration-sdk';
 import { CrmValidationError } from '../core/errors';
-import { Engine, type EngineSettings } from './engine';
+import { Engine } from './engine';
 import { generationOf } from './generation';
 import { GenerationRun } from './generation-run';
 import { RunRecorder, readHistory } from './history';
@@ -17,6 +17,7 @@ import {
   type SyncResolution,
   settledEntry,
 } from './resolve-many';
+import type { EngineSettings } from './run';
 import type {
   SyncHistoryOptions,
   SyncHistoryRun,

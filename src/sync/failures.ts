@@ -22,7 +22,7 @@ interface Chunk {
 /**
  * The records a run could not sync, kept compactly until its report (issue 45, 7): each record's
  * key and, beside it in a typed array, the index of its reason (its type and error), kept once for
- * the records that fail alike (Engine.#shared). A source whose every record fails holds its keys
+ * the records that fail alike (invalid.ts, SharedErrors). A source whose every record fails holds its keys
  * and 12 bytes each while the run goes on, where an object each took 56; the report's objects
  * are made once, at its end. The chunks grow without copying: an array grown by copies leaves
  * its old copies (megabytes, for a million) to the next full GC.

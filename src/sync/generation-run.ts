@@ -6,7 +6,7 @@ import type { SyncGenerationReport } from './types';
 /**
  * One run's part in a generation (the journal's `SyncJournalGenerations`, journal.ts): joins it before the run reads
  * anything, records the keys each batch gives (one write a batch), and, once every list is read to
- * its end, finishes its slice. The engine does the removal the finish claims.
+ * its end, finishes its slice. The run's remove step (remove.ts) does the removal the finish claims.
  */
 export class GenerationRun {
   readonly #journal: SyncJournalGenerations;

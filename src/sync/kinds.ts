@@ -27,7 +27,7 @@ export interface Kind {
   /** The singular, for messages. */
   readonly noun: string;
   readonly references: readonly Reference[];
-  /** Its data's schema, checked through its Standard Schema side (Engine.#check). */
+  /** Its data's schema, checked through its Standard Schema side (decide.ts, check). */
   readonly schema: z.ZodMiniType;
   create(crm: CrmClient, body: Body, options: RequestOptions | undefined): Promise<{ id: string }>;
   /** Undefined where the API cannot update (activities). */

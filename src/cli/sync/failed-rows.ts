@@ -7,7 +7,7 @@ export interface RowFailure {
   readonly fields: readonly string[];
 }
 
-/** A report failure that refuses a repeat of a key already met in the list (engine.ts's "Repeated"). */
+/** A report failure that refuses a repeat of a key already met in the list (read.ts's "Repeated"). */
 export const isRepeat = (error: CrmError): boolean =>
   (error as { issues?: readonly { field?: string; message?: string }[] }).issues?.some(
     (issue) => issue.field === 'key' && issue.message?.startsWith('Repeated') === true,
@@ -15,7 +15,7 @@ export const isRepeat = (error: CrmError): boolean =>
 
 /**
  * A skipped record that a fixed file completes: one held back because its parent failed or is in
- * doubt (engine.ts: "it goes once that is known"), not an activity the API cannot update.
+ * doubt (decide.ts: "it goes once that is known"), not an activity the API cannot update.
  */
 const isBlocked = (reason: string): boolean => reason.endsWith('it goes once that is known');
 
