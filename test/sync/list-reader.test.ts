@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { erpSource, syncHarness } from '../support/sync';
 
-// The reader of an async list waits on each step with the run's signal (engine.ts, batchesOf):
+// The reader of an async list waits on each step with the run's signal (read.ts, batchesOf):
 // a source that stops answering does not hold an aborted run.
 test('a run whose async list stops answering rejects with the abort reason, and reads no further', async () => {
   const { sync } = await syncHarness();
