@@ -4,7 +4,7 @@ import { passesGates } from './internal/call/unsent';
 import { Scope } from './internal/request/scope';
 import { checkTenant, resolveOptions, withDefaults } from './internal/request/settings';
 import { Transport } from './internal/request/transport';
-import { PACE_MEMORY, type PaceMemory } from './internal/waiting/pace-memory';
+import { type ClientPacers, PACE_MEMORY } from './internal/waiting/pace-memory';
 import type { ClientDefaults, ClientOptions, RequestOptions, TenantOptions } from './options';
 import { Accounts } from './resources/accounts';
 import { Activities } from './resources/activities';
@@ -138,7 +138,7 @@ export class CrmClient {
   }
 
   /** @internal What `CrmSync` reads and seeds of the pace between runs (src/internal/waiting/pace-memory.ts). */
-  [PACE_MEMORY](): { memory: PaceMemory; only: string | undefined } {
+  [PACE_MEMORY](): ClientPacers {
     const { transport, apiKey } = this.#scope;
     // The pacer of this client's own key only, where it has one: a transport shared by derived
     // clients paces other tenants' keys too, and a tenant's journal keeps nothing of another's.

@@ -85,7 +85,13 @@ export async function recallPace(
   if (!pacers || typeof base !== 'string' || !journal.paces || !journal.keepPace) return async () => {};
   const { memory, only } = pacers;
   const baseUrl = base.replace(/\/+$/, '');
-  const seeds = seedsFor(memory);
+  let seeds: Map<string, RememberedPace>;
+  try {
+    seeds = seedsFor(memory);
+  } catch {
+    // A pace memory that takes no hook (frozen, a stand-in's): the run starts cold.
+    return async () => {};
+  }
   try {
     const now = Date.now();
     for (const pace of await journal.paces(tenant)) {
@@ -96,12 +102,16 @@ export async function recallPace(
   } catch {}
   return async () => {
     const usedAt = Date.now();
-    for (const [credential, pacer] of memory.made) {
-      const learned = only === undefined || credential === only ? pacer.remembered() : undefined;
-      if (!learned) continue;
-      try {
-        await journal.keepPace?.(tenant, { key: keyFingerprint(credential), baseUrl, ...learned, usedAt });
-      } catch {}
+    try {
+      for (const [credential, pacer] of memory.made) {
+        const learned = only === undefined || credential === only ? pacer.remembered() : undefined;
+        if (!learned) continue;
+        try {
+          await journal.keepPace?.(tenant, { key: keyFingerprint(credential), baseUrl, ...learned, usedAt });
+        } catch {}
+      }
+    } catch {
+      // Pacers that cannot be read (a stand-in's): nothing is kept.
     }
   };
 }

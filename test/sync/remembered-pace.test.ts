@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { CrmClient } from '../../src/index';
 import { paceMemoryOf } from '../../src/internal/waiting/pace-memory';
-import { CrmSync, memoryJournal, type SyncJournal, sqliteJournal } from '../../src/sync/index';
+import { CrmSync, memoryJournal, type SyncJournal, type SyncJournalPace, sqliteJournal } from '../../src/sync/index';
 import { keyFingerprint, recallPace } from '../../src/sync/remembered-pace';
 import type { FakeCrmCore } from '../../src/testing/index';
 import { throughMsw } from '../support/fake-harness';
@@ -33,6 +33,21 @@ afterEach(() => {
 
 async function fakeAt(perSecond: number, burst: number): Promise<{ fake: FakeCrmCore; baseUrl: string }> {
   return throughMsw({ seed: { tenants: [{ id: TENANT, apiKey: KEY, rateLimit: { perSecond, burst } }] } });
+}
+
+/** A pace of KEY kept in `journal` for `baseUrl`, as a run a moment ago would have left it; `change` over it. */
+function remember(journal: SyncJournal, baseUrl: string, change: Partial<SyncJournalPace> = {}): void {
+  journal.keepPace?.(TENANT, {
+    key: keyFingerprint(KEY),
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    rate: 200,
+    ceiling: 200,
+    quietMs: 30_000,
+    refusals: 1,
+    learnedAt: Date.now(),
+    usedAt: Date.now(),
+    ...change,
+  });
 }
 
 /** `n` new accounts (keys from `from`) synced by a new client (a new process) on `journal`: what the fake saw of them (firstSecond: within a second of the first). */
@@ -124,17 +139,7 @@ describe('a pace remembered in the sync journal', () => {
       const { fake, baseUrl } = await fakeAt(200, 20);
       const journal = memoryJournal();
       const { usedAt = 0, ...rest } = change as { usedAt?: number };
-      journal.keepPace?.(TENANT, {
-        key: keyFingerprint(KEY),
-        baseUrl: baseUrl.replace(/\/+$/, ''),
-        rate: 200,
-        ceiling: 200,
-        quietMs: 30_000,
-        refusals: 1,
-        learnedAt: Date.now() + usedAt,
-        usedAt: Date.now() + usedAt,
-        ...rest,
-      });
+      remember(journal, baseUrl, { learnedAt: Date.now() + usedAt, usedAt: Date.now() + usedAt, ...rest });
 
       const run = await night(fake, baseUrl, journal, 0, 600);
 
@@ -178,16 +183,7 @@ describe('a pace remembered in the sync journal', () => {
   test('a limit lowered to 100/s since the remembered pace costs the run a refusal, and the pace then keeps to it', async () => {
     const { fake, baseUrl } = await fakeAt(100, 10);
     const journal = memoryJournal();
-    journal.keepPace?.(TENANT, {
-      key: keyFingerprint(KEY),
-      baseUrl: baseUrl.replace(/\/+$/, ''),
-      rate: 200,
-      ceiling: 200,
-      quietMs: 30_000,
-      refusals: 1,
-      learnedAt: Date.now(),
-      usedAt: Date.now(),
-    });
+    remember(journal, baseUrl);
 
     const run = await night(fake, baseUrl, journal, 0, 600);
 
@@ -243,16 +239,7 @@ describe('a pace remembered in the sync journal', () => {
   test('a hook another copy of the sync entry set on the client (its ESM and CJS builds in one process) is kept: the pacer is seeded by this one and handed to that one', async () => {
     const { baseUrl } = await fakeAt(200, 20);
     const journal = memoryJournal();
-    journal.keepPace?.(TENANT, {
-      key: keyFingerprint(KEY),
-      baseUrl: baseUrl.replace(/\/+$/, ''),
-      rate: 150,
-      ceiling: 150,
-      quietMs: 30_000,
-      refusals: 1,
-      learnedAt: Date.now(),
-      usedAt: Date.now(),
-    });
+    remember(journal, baseUrl, { rate: 150, ceiling: 150 });
     const crm = new CrmClient({ baseUrl, apiKey: KEY, tenantId: TENANT, throttle: 'auto' });
     const pacers = paceMemoryOf(crm);
     const handed: string[] = [];
@@ -264,4 +251,42 @@ describe('a pace remembered in the sync journal', () => {
     expect(handed).toEqual([KEY]);
     expect(pacers?.memory.made.get(KEY)?.remembered()?.rate).toBe(150);
   }, 120_000);
+
+  test.each([
+    ['an object of another shape', () => ({ learned: () => new Map(), seed: () => {} })],
+    ['nothing', () => undefined],
+    [
+      'frozen pacers, which take no hook',
+      () => Object.freeze({ memory: Object.freeze({ made: new Map() }), only: undefined }),
+    ],
+    [
+      'a throwing getter of made',
+      () => ({
+        get memory() {
+          return {
+            get made() {
+              throw new Error('boom');
+            },
+          };
+        },
+        only: undefined,
+      }),
+    ],
+  ])(
+    'a client whose pace memory is %s (another version, a stand-in) costs the run nothing: it starts cold and ends as usual',
+    async (_, answer) => {
+      const { fake, baseUrl } = await fakeAt(200, 20);
+      const journal = memoryJournal();
+      remember(journal, baseUrl);
+      const crm = new CrmClient({ baseUrl, apiKey: KEY, tenantId: TENANT, throttle: 'auto', maxRetries: 10 });
+      Object.defineProperty(crm, Symbol.for('crm-integration-sdk.pace-memory'), { value: answer });
+      const accounts = Array.from({ length: 200 }, (_, i) => ({ key: `A${i}`, data: { name: `Account ${i}` } }));
+
+      const report = await settle(new CrmSync(crm, { journal, settleMs: 0 }).run({ accounts }));
+
+      expect(report.created).toBe(200);
+      expect(fake.requests.some((request) => request.status === 429)).toBe(true);
+    },
+    120_000,
+  );
 });

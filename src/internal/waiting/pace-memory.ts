@@ -45,13 +45,27 @@ export interface PaceMemory {
   onMade: ((credential: string, pacer: RememberingPacer) => void) | undefined;
 }
 
+/** A client's pacers, as its `[PACE_MEMORY]()` gives them. */
+export interface ClientPacers {
+  readonly memory: PaceMemory;
+  readonly only: string | undefined;
+}
+
 /**
  * A client's pacers, when it is a client of this SDK: those of its transport, and its own key
- * (`only`), whose pacer alone is the tenant's where derived clients share the transport.
+ * (`only`), whose pacer alone is the tenant's where derived clients share the transport. Another
+ * shape under the symbol (a client of another version, a stand-in) gives none: its run starts cold.
  */
-export const paceMemoryOf = (client: unknown): { memory: PaceMemory; only: string | undefined } | undefined => {
-  const method = (client as { [PACE_MEMORY]?: () => { memory: PaceMemory; only: string | undefined } } | undefined)?.[
-    PACE_MEMORY
-  ];
-  return typeof method === 'function' ? method.call(client) : undefined;
-};
+export function paceMemoryOf(client: unknown): ClientPacers | undefined {
+  try {
+    const method = (client as { [PACE_MEMORY]?: () => unknown } | undefined)?.[PACE_MEMORY];
+    const pacers =
+      typeof method === 'function' ? (method.call(client) as Partial<ClientPacers> | undefined) : undefined;
+    const { memory, only } = pacers ?? {};
+    return memory?.made instanceof Map && (only === undefined || typeof only === 'string')
+      ? { memory, only }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
