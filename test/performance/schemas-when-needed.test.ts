@@ -17,7 +17,7 @@ test.each(Object.keys(endpoints))(
   },
 );
 
-test('the option schemas are built once, at their first use', () => {
+test('the option schemas are built once and the same set is given to every use', () => {
   expect(optionSchemas()).toBe(optionSchemas());
   expect(optionSchemas().client).toBe(optionSchemas().client);
 });
