@@ -24,8 +24,14 @@ export interface PaceStore {
    * reservation of a phase sets its start. `intervalMs` is 0 or more: 0 with one turn is how a
    * process whose pace is stale (its first lease, or its first after a refusal) asks for the rate
    * learned, leaving no time after its turn.
+   *
+   * `lateMs`, when given: how late this process's requests have been going after their turns
+   * lately (its work between a turn and its send). The store keeps it with the reservation, as it
+   * is, for whoever finds the phase's rate: the others' sends it never saw are placed by it. A
+   * store of its own may leave it out; the rate is then found as if every process were as late as
+   * the one finding it.
    */
-  reserve(key: string, count: number, intervalMs: number): PaceLease | Promise<PaceLease>;
+  reserve(key: string, count: number, intervalMs: number, lateMs?: number): PaceLease | Promise<PaceLease>;
   /**
    * A refusal of turn `turn` of phase `phase`. When `phase` is still the current one, it ends:
    * the key is paused for `pauseMs`, a new phase starts with its turns numbered from 0, and the
@@ -76,6 +82,8 @@ export interface PaceReservation {
   readonly at: number;
   /** The time between its turns. */
   readonly intervalMs: number;
+  /** How late its process's requests were going after their turns (`reserve()`'s `lateMs`), if it said. */
+  readonly lateMs?: number | undefined;
 }
 
 /** What a phase taught of a key's rate, in requests a second. */

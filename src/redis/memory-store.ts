@@ -113,13 +113,18 @@ export class MemoryStore implements PaceStore {
     return timer;
   }
 
-  reserve(key: string, count: number, intervalMs: number): PaceLease {
+  reserve(key: string, count: number, intervalMs: number, lateMs?: number): PaceLease {
     const now = this.#now();
     const state = this.#state(key, now);
     // Idle, or late by more than a little: nothing saved up to send at once.
     const at = now - state.next > CATCH_UP_MS ? now : state.next;
     if (state.turn === 0) state.startedAt = at;
-    if (state.log.length < RESERVATIONS_KEPT) state.log.push({ turn: state.turn, count, at, intervalMs });
+    if (state.log.length < RESERVATIONS_KEPT)
+      state.log.push(
+        lateMs === undefined
+          ? { turn: state.turn, count, at, intervalMs }
+          : { turn: state.turn, count, at, intervalMs, lateMs },
+      );
     const turn = state.turn;
     state.turn += count;
     state.next = at + count * intervalMs;

@@ -3,11 +3,11 @@
  * server's clock (`TIME`, so that the workers' clocks do not matter): the same steps as
  * memory-store.ts. KEYS[1]: the key's hash (phase, turn, next, startedAt, learned, learnedAt,
  * base: the refusals the remembered rate had taken when the hash was made); KEYS[2]: the list of
- * the phase's reservations, `turn,count,at,intervalMs`, the first 500; KEYS[3]: the rate
+ * the phase's reservations, `turn,count,at,intervalMs,lateMs` (lateMs empty when not said), the first 500; KEYS[3]: the rate
  * remembered past the schedule (learned, learnedAt, refusals), kept `remember` ms after the key's
  * last use. ARGV[1]: the step; ARGV[2]: how long a key unused is kept (ms); ARGV[3]: how long its
  * rate is remembered (ms, 0: not past the schedule); then the step's arguments (reserve: count,
- * intervalMs; refuse: phase, turn, pauseMs; learn: phase, the JSON learned, the JSON remembered
+ * intervalMs, lateMs or empty; refuse: phase, turn, pauseMs; learn: phase, the JSON learned, the JSON remembered
  * past the schedule, empty when it holds no rate). Every write sets the keys' TTL: nothing outlives its disuse, and a worker that dies holds
  * nothing. Times go out as strings: a Lua number in a reply is cut to an integer.
  */
@@ -24,7 +24,7 @@ local function expire(next)
   redis.call('PEXPIRE', log, ttl)
 end
 if step == 'reserve' then
-  local count, interval = tonumber(ARGV[4]), tonumber(ARGV[5])
+  local count, interval, late = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6] or '')
   if redis.call('EXISTS', s) == 0 and redis.call('EXISTS', kept) == 1 then
     local was = redis.call('HMGET', kept, 'learned', 'learnedAt', 'refusals')
     if was[1] and was[2] then
@@ -39,7 +39,9 @@ if step == 'reserve' then
   local started = tonumber(redis.call('HGET', s, 'startedAt')) or at
   if turn == 0 then started = at end
   if redis.call('LLEN', log) < 500 then
-    redis.call('RPUSH', log, turn .. ',' .. count .. ',' .. ms(at) .. ',' .. string.format('%.6f', interval))
+    local said = ''
+    if late and late >= 0 and late < 1000000 then said = ms(late) end
+    redis.call('RPUSH', log, turn .. ',' .. count .. ',' .. ms(at) .. ',' .. string.format('%.6f', interval) .. ',' .. said)
   end
   next = at + count * interval
   redis.call('HSET', s, 'phase', phase, 'turn', turn + count, 'next', ms(next), 'startedAt', ms(started))

@@ -111,8 +111,8 @@ export function redisStore(client: RedisScriptClient, options: RedisStoreOptions
     }
   };
   return sharedPaceStore({
-    async reserve(key, count, intervalMs) {
-      return leaseOf(await run(key, 'reserve', count, intervalMs));
+    async reserve(key, count, intervalMs, lateMs) {
+      return leaseOf(await run(key, 'reserve', count, intervalMs, lateMs ?? ''));
     },
     async refuse(key, phase, turn, pauseMs) {
       return reservationsOf(await run(key, 'refuse', phase, turn, pauseMs));
@@ -201,17 +201,21 @@ function learnedOf(text: unknown, at: number): PaceLearned & { at: number } {
   };
 }
 
-/** The ended phase's reservations, `turn,count,at,intervalMs` each, or undefined when the refusal ended nothing. */
+/**
+ * The ended phase's reservations, `turn,count,at,intervalMs,lateMs` each (lateMs empty when not
+ * said, absent from a script of an older version), or undefined when the refusal ended nothing.
+ */
 function reservationsOf(reply: unknown): readonly PaceReservation[] | undefined {
   if (reply === null || reply === undefined) return undefined;
   if (!Array.isArray(reply)) throw new TypeError('Redis answered the pace script with no reservations');
   return reply.map((entry: unknown) => {
-    const [turn, count, at, intervalMs] = String(entry).split(',');
-    return {
+    const [turn, count, at, intervalMs, lateMs] = String(entry).split(',');
+    const reservation = {
       turn: numberOf(turn, true),
       count: numberOf(count, true),
       at: numberOf(at),
       intervalMs: numberOf(intervalMs),
     };
+    return lateMs === undefined || lateMs === '' ? reservation : { ...reservation, lateMs: numberOf(lateMs) };
   });
 }

@@ -85,7 +85,8 @@ export function checkedReservations(
         r.turn + r.count <= 100_000 &&
         Number.isFinite(r.at) &&
         Number.isFinite(r.intervalMs) &&
-        r.intervalMs >= 0,
+        r.intervalMs >= 0 &&
+        (r.lateMs === undefined || (Number.isFinite(r.lateMs) && r.lateMs >= 0)),
     );
   if (!ok) throw new TypeError('The pace store answered refuse() with something else than the reservations of a phase');
   return reservations;

@@ -1,6 +1,6 @@
 import { describe, expect, test, vi } from 'vitest';
-import type { PaceLearned } from '../../src/core/pace-store';
-import { memoryStore } from '../../src/redis/index';
+import type { PaceLearned, PaceStore } from '../../src/core/pace-store';
+import { memoryStore, sharedPaceStore } from '../../src/redis/index';
 import { bucket, sharedJob, usePacedClock } from '../support/paced';
 
 /*
@@ -13,9 +13,8 @@ usePacedClock();
 
 const KEY = 'sk_late_7a6b5c4d3e2f1a0b9c8d';
 
-/** The store of a job, and the rates its pacers tell it, in order. */
-function recordingStore() {
-  const store = memoryStore();
+/** The store of a job (by default a memoryStore()), and the rates its pacers tell it, in order. */
+function recordingStore(store: PaceStore = memoryStore()) {
   const rates: number[] = [];
   const learn = store.learn.bind(store);
   store.learn = (key: string, phase: number, learned: PaceLearned) => {
@@ -61,5 +60,56 @@ describe('a shared pace whose requests go late after their turns', () => {
     expect(pauses).toHaveLength(1);
     // 18.4 s before (1.65x): the rest of the job paced at the 129/s found.
     expect(elapsed / 1000).toBeLessThanOrEqual(((calls - 20) / 200) * 1.12);
+  });
+});
+
+/** 2,240 requests over 4 workers against 200/s: the refusals that began a pause (500 ms from the last), and the time taken. */
+async function bigJob(store: PaceStore, lateMs: (worker: number) => number) {
+  const calls = 2240;
+  const sent = sharedJob(store, KEY, 4, calls / 4, bucket(200, 20), { lateMs });
+  let elapsed = 0;
+  while (sent.filter((s) => s.accepted).length < calls && elapsed < 60_000) {
+    await vi.advanceTimersByTimeAsync(100);
+    elapsed += 100;
+  }
+  const refused = sent.filter((s) => !s.accepted);
+  const pauses = refused.filter((s, i) => i === 0 || s.at - (refused[i - 1] as (typeof refused)[number]).at > 500);
+  return { pauses, seconds: elapsed / 1000, ideal: (calls - 20) / 200 };
+}
+
+describe('workers whose requests go late by different times', () => {
+  // A fleet's workers on machines of their own, or one busier than the rest (more of the journal's
+  // work between its turns and its sends).
+  const oneSlow = (worker: number) => (worker === 0 ? 40 : 5);
+
+  test("one worker 40 ms late and three 5 ms: the rate the ramp's refusal finds is the bucket's", async () => {
+    const { store, rates } = recordingStore();
+    sharedJob(store, KEY, 4, 150, bucket(200, 20), { lateMs: oneSlow });
+    await vi.advanceTimersByTimeAsync(2000);
+    // 208/s when the finder placed every other worker's sends by its own lateness: the burst
+    // drained in ten seconds, and a second pause.
+    expect(rates[0]).toBeGreaterThan(200 * 0.97);
+    expect(rates[0]).toBeLessThanOrEqual(200 * 1.01);
+  });
+
+  test('so paced, a job of 2,240 requests is refused at its ramp only', async () => {
+    const { pauses, seconds, ideal } = await bigJob(recordingStore().store, oneSlow);
+    expect(pauses).toHaveLength(1);
+    expect(seconds).toBeLessThanOrEqual(ideal * 1.12);
+  });
+
+  test('a store of its own that keeps no lateness still finds the rate when the workers are alike', async () => {
+    const inner = memoryStore();
+    const forgetful = sharedPaceStore({
+      // A store written before reserve() took lateMs: it keeps the reservations without it.
+      reserve: (key: string, count: number, intervalMs: number) => inner.reserve(key, count, intervalMs),
+      refuse: (key: string, phase: number, turn: number, pauseMs: number) => inner.refuse(key, phase, turn, pauseMs),
+      learn: (key: string, phase: number, learned: PaceLearned) => inner.learn(key, phase, learned),
+    });
+    const { store, rates } = recordingStore(forgetful);
+    const { pauses } = await bigJob(store, () => 25);
+    expect(rates[0]).toBeGreaterThan(200 * 0.95);
+    expect(rates[0]).toBeLessThan(200 * 1.05);
+    expect(pauses).toHaveLength(1);
   });
 });

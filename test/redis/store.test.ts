@@ -47,6 +47,17 @@ describe.each([
     expect(next.delayMs).toBeGreaterThan(900);
   });
 
+  test('a reservation keeps how late its process said its requests went; one that said nothing has none', async () => {
+    const store = make();
+    await store.reserve(API_KEY, 2, 5, 37.5);
+    await store.reserve(API_KEY, 1, 5);
+    const ended = await store.refuse(API_KEY, 0, 2, 1000);
+
+    expect(ended?.[0]).toMatchObject({ turn: 0, count: 2, lateMs: 37.5 });
+    expect(ended?.[1]).toMatchObject({ turn: 2, count: 1 });
+    expect(ended?.[1]?.lateMs).toBeUndefined();
+  });
+
   test('what was learned is kept for the phase after the refusal, and stays through later refusals', async () => {
     const store = make();
     await store.reserve(API_KEY, 1, 5);
@@ -196,6 +207,13 @@ describe('redisStore() in Redis', () => {
     }
     await expect(hostile(['1,2,x,4']).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
     await expect(hostile({ length: 3 }).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
+    await expect(hostile(['1,2,3,4,-5']).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
+    await expect(hostile(['1,2,3,4,soon']).refuse(API_KEY, 0, 0, 1)).rejects.toThrow(TypeError);
+    // Nothing said, or a script of an older version (four fields): a reservation without lateMs.
+    await expect(hostile(['1,2,3,4,', '3,1,5,4']).refuse(API_KEY, 0, 0, 1)).resolves.toEqual([
+      { turn: 1, count: 2, at: 3, intervalMs: 4 },
+      { turn: 3, count: 1, at: 5, intervalMs: 4 },
+    ]);
     // What was learned: a field that no server's answers could set (a foreign value in the hash,
     // a rate that would stall the key) makes the answer a wrong one, refused, never a pace.
     const learned = (text: string) => hostile(['0', '0', '0', '1', '1', text, '5', '']).reserve(API_KEY, 1, 5);

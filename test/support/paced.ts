@@ -157,7 +157,8 @@ export interface Sent {
  * `workers` pacers of `key` over one store, each with `calls` calls, each call retried until the
  * bucket (`take`) accepts it; every request answered after `latencyMs`, a refusal with
  * `Retry-After: 1`. `lateMs`: how long after its turn each request goes (a busy worker's work
- * between the two: a journal's, an event loop's), the time the pacer is told (`sent()`).
+ * between the two: a journal's, an event loop's), the time the pacer is told (`sent()`): the
+ * same for every worker, or by worker (0 to `workers - 1`).
  */
 export function sharedJob(
   store: PaceStore,
@@ -165,7 +166,7 @@ export function sharedJob(
   workers: number,
   calls: number,
   take: () => boolean,
-  { latencyMs = 20, lateMs = 0 }: { latencyMs?: number; lateMs?: number } = {},
+  { latencyMs = 20, lateMs = 0 }: { latencyMs?: number; lateMs?: number | ((worker: number) => number) } = {},
 ): Sent[] {
   const sent: Sent[] = [];
   for (let worker = 0; worker < workers; worker++) {
@@ -173,7 +174,8 @@ export function sharedJob(
     const call = async (): Promise<void> => {
       for (;;) {
         const ticket = await pacer.turn(false, undefined, undefined);
-        if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
+        const late = typeof lateMs === 'number' ? lateMs : lateMs(worker);
+        if (late > 0) await new Promise((resolve) => setTimeout(resolve, late));
         pacer.sent(ticket);
         const request: Sent = { worker, at: performance.now() };
         sent.push(request);
