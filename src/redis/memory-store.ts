@@ -3,6 +3,8 @@ import { rememberedForm } from '../internal/waiting/pacer';
 
 /** How late a reservation may take the time it missed, at once (timers fire late on a busy machine). */
 export const CATCH_UP_MS = 50;
+/** A reservation's lateMs is kept below this (ms), as pace-script.ts keeps it. */
+const LATE_KEPT_BELOW = 1_000_000;
 /** The reservations a phase keeps, to find its rate from: a phase that long has a known rate. */
 const RESERVATIONS_KEPT = 500;
 /** How long a key nobody uses is kept after its last turn, as `redisStore()` keeps it in Redis. */
@@ -119,11 +121,13 @@ export class MemoryStore implements PaceStore {
     // Idle, or late by more than a little: nothing saved up to send at once.
     const at = now - state.next > CATCH_UP_MS ? now : state.next;
     if (state.turn === 0) state.startedAt = at;
+    // A lateness that no clock could measure (NaN, negative, days) is not kept, as the script keeps none.
+    const said = typeof lateMs === 'number' && lateMs >= 0 && lateMs < LATE_KEPT_BELOW ? lateMs : undefined;
     if (state.log.length < RESERVATIONS_KEPT)
       state.log.push(
-        lateMs === undefined
+        said === undefined
           ? { turn: state.turn, count, at, intervalMs }
-          : { turn: state.turn, count, at, intervalMs, lateMs },
+          : { turn: state.turn, count, at, intervalMs, lateMs: said },
       );
     const turn = state.turn;
     state.turn += count;

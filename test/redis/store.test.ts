@@ -58,6 +58,15 @@ describe.each([
     expect(ended?.[1]?.lateMs).toBeUndefined();
   });
 
+  test('a lateness that is not a number of 0 or more is not kept: the reservation is kept without it', async () => {
+    const store = make();
+    for (const lateMs of [Number.NaN, -1, Number.POSITIVE_INFINITY, 1e9]) await store.reserve(API_KEY, 1, 5, lateMs);
+    const ended = await store.refuse(API_KEY, 0, 0, 1000);
+
+    expect(ended).toHaveLength(4);
+    for (const reservation of ended ?? []) expect(reservation.lateMs).toBeUndefined();
+  });
+
   test('what was learned is kept for the phase after the refusal, and stays through later refusals', async () => {
     const store = make();
     await store.reserve(API_KEY, 1, 5);
