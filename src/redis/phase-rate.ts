@@ -29,6 +29,9 @@ export interface Ended {
   readonly lateMs: number | undefined;
 }
 
+/** Whether a reservation's turns are ones a store could give: a wrong answer (a turn far out, a count of millions) is not a loop to run. */
+const reasonable = (turn: number, count: number): boolean => turn >= 0 && turn + count <= 100_000;
+
 /**
  * The rate of a phase this pacer's refusal ended, from what it has heard of the phase's requests so
  * far. `pace` and `dueOf`: the pacer's pace now and its schedule (SharedPacer's #due), by which the
@@ -44,15 +47,11 @@ export function phaseRate(
   const times: number[] = [];
   /** How late each of this process's turns of the phase went after its schedule. */
   const late: number[] = [];
-  /** What this process told the store of its lateness, by the first turn of each of its reservations. */
-  const ownTold: { turn: number; late: number }[] = [];
   let paceAtDry = Number.POSITIVE_INFINITY;
   const start = reservations[0]?.turn === 0 ? reservations[0].at : Number.NEGATIVE_INFINITY;
   try {
-    for (const { turn, count, at, intervalMs, lateMs } of reservations) {
-      // A store's wrong answer (a turn far out, a count of millions) is not a loop to run.
-      if (!(turn >= 0 && turn + count <= 100_000)) break;
-      if (lateMs !== undefined && sent.has(turn)) ownTold.push({ turn, late: lateMs });
+    for (const { turn, count, at, intervalMs } of reservations) {
+      if (!reasonable(turn, count)) break;
       for (let i = 0; i < count; i++) {
         const due = dueOf(at, start, turn, pace) + i * Math.max(intervalMs, 1000 / pace);
         const went = sent.get(turn + i);
@@ -66,7 +65,7 @@ export function phaseRate(
   for (let i = 0; complete && i <= dry; i++) complete = Number.isFinite(times[i]);
   let learned: PaceLearned;
   if (complete && dry >= 2) {
-    const phase = inTimeOrder(times, sent, laterThanThis(ended, ownTold), outcomes, dry, lateness(late));
+    const phase = inTimeOrder(times, sent, laterThanThis(ended), outcomes, dry, lateness(late));
     const found = rateOf(phase.times, phase.heard, phase.dry, last?.rate !== undefined);
     // Refused within a few turns of a phase paced at a known rate, rateOf() takes the refusal for
     // a whim (another client's) and soon searches past what it found. Found well below the
@@ -101,19 +100,20 @@ export function phaseRate(
 }
 
 /**
- * How late the other processes' turns went after their schedule, as this one's did: the middle of
- * its own turns' lateness, from 0 to LATE_MOST. A busy machine (a journal's work between a turn
+ * The middle of `late` (sorted in place), from 0 to LATE_MOST: how late a process's requests went
+ * after their turns, as the finder measures its own and each process tells the store
+ * (shared-pacer.ts). Taken for how late the other processes' turns went, where they did not tell. A busy machine (a journal's work between a turn
  * and its send, a lease's answer read late) sent each of them 15 to 45 ms after its schedule in
  * W8; the others' turns, taken as sent on schedule, then went before this one's that ran the
  * bucket dry, and the rate found was half the bucket's (106/s of 200), kept for 30 s.
  */
-function lateness(late: number[]): number {
+export function lateness(late: number[]): number {
   if (late.length === 0) return 0;
   const sorted = late.sort((a, b) => a - b);
   return Math.min(LATE_MOST, Math.max(0, sorted[Math.floor((sorted.length - 1) / 2)] as number));
 }
 /** The most lateness taken for the others' turns: a stall is not a pace. */
-export const LATE_MOST = 100;
+const LATE_MOST = 100;
 
 /**
  * By turn, how much later than this process's the other processes' requests went, from what each
@@ -124,15 +124,20 @@ export const LATE_MOST = 100;
  * time, and was refused again ten seconds on; the process whose refusal ends a phase is the
  * likeliest to be the least busy one, its answers read soonest.) Empty where nothing was told.
  */
-function laterThanThis(ended: Ended, ownTold: { turn: number; late: number }[]): (number | undefined)[] {
-  const { reservations, sent, dry, lateMs } = ended;
+function laterThanThis({ reservations, sent, dry, lateMs }: Ended): (number | undefined)[] {
   const later: (number | undefined)[] = [];
-  // What it would have told with a lease at the dry turn.
+  /** What this process told, by the first turn of each of its reservations, in turn order. */
+  const ownTold: { turn: number; late: number }[] = [];
+  for (const { turn, count, lateMs: told } of reservations) {
+    if (!reasonable(turn, count)) break;
+    if (told !== undefined && sent.has(turn)) ownTold.push({ turn, late: told });
+  }
+  // And what it would have told with a lease at the dry turn.
   if (lateMs !== undefined) ownTold.push({ turn: dry, late: lateMs });
   if (ownTold.length === 0) return later;
   ownTold.sort((a, b) => a.turn - b.turn);
   for (const { turn, count, lateMs: told } of reservations) {
-    if (!(turn >= 0 && turn + count <= 100_000)) break;
+    if (!reasonable(turn, count)) break;
     if (told === undefined || sent.has(turn)) continue;
     const difference = beyondAlike(Math.min(told, LATE_MOST) - nearest(ownTold, turn));
     for (let i = 0; i < count; i++) later[turn + i] = difference;

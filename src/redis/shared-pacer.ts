@@ -17,7 +17,7 @@ import type { Waiting, Waits } from '../internal/waiting/wait';
 import { baseFingerprint } from './fingerprint';
 import { type Learned, newerLearned, withBase } from './learned-pace';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
-import { type Ended, LATE_MOST, phaseRate } from './phase-rate';
+import { type Ended, lateness, phaseRate } from './phase-rate';
 import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace } from './phase-schedule';
 import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
 import { StoreAsker } from './store-ask';
@@ -193,12 +193,10 @@ export class SharedPacer implements KeyPacer {
    * LATE_KEPT, told to the store with each lease, so that the process that finds a phase's rate
    * places this one's sends by it. (Placed by the finder's own lateness, one worker 40 ms late
    * among three 5 ms late found 208/s of a 200/s bucket, every time, and was refused again ten
-   * seconds on: W8's late refusal, a second of each cold round.)
+   * seconds on.) Measured and bounded as the finder measures its own (phase-rate.ts).
    */
   #lateness(): number | undefined {
-    if (this.#late.length < LATE_KEPT) return undefined;
-    const sorted = [...this.#late].sort((a, b) => a - b);
-    return Math.min(LATE_MOST, Math.max(0, sorted[Math.floor((sorted.length - 1) / 2)] as number));
+    return this.#late.length < LATE_KEPT ? undefined : lateness([...this.#late]);
   }
 
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
@@ -378,10 +376,7 @@ export class SharedPacer implements KeyPacer {
     const longest = Math.max(this.#maxPause, BARREN_PAUSE_MAX) + Math.max(1000, (LEASE_MAX * 1000) / pace);
     this.#asker
       .ask(
-        () =>
-          late === undefined
-            ? shared.reserve(this.#key, count, interval)
-            : shared.reserve(this.#key, count, interval, late),
+        () => shared.reserve(this.#key, count, interval, late),
         (lease) => checkedLease(lease, longest),
       )
       .then(
