@@ -133,6 +133,8 @@ describe('a pace remembered in the sync journal', () => {
     ['another base URL', { baseUrl: 'https://sandbox.crm.test' }],
     ['a week and a day ago', { usedAt: -8 * DAY_MS }],
     ['a rate no server could set', { rate: 1e-9 }],
+    // A journal of one's own over a driver that reads NUMERIC back as text: not guessed at.
+    ['a rate its journal gave back as text', { rate: '200' as unknown as number }],
   ])(
     'a pace remembered for %s is not used: the run starts cold',
     async (_, change) => {
