@@ -101,6 +101,8 @@ export class SharedPacer implements KeyPacer {
   #learned: Learned | undefined;
   #outcomes = new Map<number, number>();
   #sent = new Map<number, number>();
+  /** When the requests of the phase this process's last refusal ended went (the map its rate is found from). */
+  #endedSent: (PhaseOf & { readonly sent: Map<number, number> }) | undefined;
   /** How late this process's last LATE_KEPT requests went after their turns (ms), oldest first. */
   readonly #late: number[] = [];
   #ended: Ended | undefined;
@@ -186,6 +188,10 @@ export class SharedPacer implements KeyPacer {
     const now = performance.now();
     if (this.#late.push(now - ticket.due) > LATE_KEPT) this.#late.shift();
     if (ticket.phase === this.#phase && ticket.store === this.#store) this.#sent.set(ticket.turn, now + this.#offset);
+    // Handed to fetch after this process's refusal ended its phase (it was on its way from its
+    // turn): the rate of that phase is found from when it went, not from when its turn was.
+    else if (ticket.store === this.#endedSent?.store && ticket.phase === this.#endedSent.phase)
+      this.#endedSent.sent.set(ticket.turn, now + this.#offset);
   }
 
   /**
@@ -234,6 +240,7 @@ export class SharedPacer implements KeyPacer {
     const { store, phase } = ticket;
     const outcomes = this.#outcomes;
     const sent = this.#sent;
+    this.#endedSent = { store, phase, sent };
     this.#pausedUntil = performance.now() + wait;
     this.#phase = -1;
     this.#left = 0;

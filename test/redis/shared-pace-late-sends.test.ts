@@ -68,6 +68,25 @@ describe('a shared pace whose requests go late after their turns', () => {
   });
 });
 
+describe('requests on their way when their own process is refused', () => {
+  // A worker later from its turn to its send (60 ms, 40 ms) than a refusal takes to come back
+  // (20 ms): the requests it had been given turns for before hearing the refusal go out after it.
+  // Taken as gone at their turns, they were counted before the one that ran the bucket dry: 197/s
+  // of 200 found from the whole ramp, and with 60 ms, a pause more.
+  test.each([40, 60])(
+    "requests %d ms late: the rate found once the ramp's requests are all heard from is the bucket's, within 1%%",
+    async (lateMs) => {
+      const { store, rates } = recordingStore();
+      const { pauses } = await bigJob(store, lateMs);
+      // The rate told at once, the others taken as accepted, is corrected when every answer is in.
+      expect(rates.length).toBeGreaterThanOrEqual(2);
+      expect(rates[1]).toBeGreaterThan(200 * 0.99);
+      expect(rates[1]).toBeLessThan(200 * 1.01);
+      expect(pauses).toHaveLength(1);
+    },
+  );
+});
+
 describe('workers whose requests go late by different times', () => {
   // A fleet's workers on machines of their own, or one busier than the rest (more of the journal's
   // work between its turns and its sends).
