@@ -71,11 +71,26 @@ export function dueAt(
   hopeless: boolean,
   learned: Learned | undefined,
 ): number {
+  // On the ramp, bounded at the ramp's pace for that turn, which every process reads alike: a
+  // process standing by (shared-pacer.ts) paces slower than the one ramping, and bounded at its own
+  // pace, its asks went 20 to 30 ms away from where the finder of the rate placed them.
+  const bound = learned?.rate === undefined && !hopeless ? rampPace(learned, turn) : pace;
   return Math.min(
     Math.max(scheduled, start + sinceStart(turn, pace, hopeless, learned)),
-    scheduled + (LEASE_MAX * 1000) / pace,
+    scheduled + (LEASE_MAX * 1000) / bound,
   );
 }
+
+/** The ramp's pace (requests a second) at turn `turn` of a phase, while no rate is known: the same in every process. */
+export const rampPace = (learned: Learned | undefined, turn: number): number =>
+  (learned?.ramp ?? RAMP_START) + turn * RAMP_STEP;
+
+/**
+ * How many turns the ramp gives in the first `ms` of a phase, while no rate is known (the inverse
+ * of sinceStart()): what a phase that is being ramped has given by then.
+ */
+export const rampTurns = (learned: Learned | undefined, ms: number): number =>
+  ((learned?.ramp ?? RAMP_START) * Math.expm1((Math.max(0, ms) * RAMP_STEP) / 1000)) / RAMP_STEP;
 
 /** How long after a phase's start (ms) its turn `turn` may go, at `pace` (a rate learned), or at the ramp's. */
 function sinceStart(turn: number, pace: number, hopeless: boolean, learned: Learned | undefined): number {

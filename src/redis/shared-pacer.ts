@@ -18,7 +18,7 @@ import { baseFingerprint } from './fingerprint';
 import { type Learned, newerLearned, withBase } from './learned-pace';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
 import { type Ended, lateness, phaseRate } from './phase-rate';
-import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace } from './phase-schedule';
+import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace, rampPace, rampTurns } from './phase-schedule';
 import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
 import { StoreAsker } from './store-ask';
 
@@ -48,6 +48,14 @@ import { StoreAsker } from './store-ask';
 const LEARN_EARLY_MS = 150;
 /** How many of its requests' lateness a process tells the store the middle of (#lateness). */
 const LATE_KEPT = 16;
+/**
+ * How long a process stands by between its asks while another ramps alone (#standing). Its asks
+ * are requests too, which the finder of the rate places by their schedule: fewer of them, fewer to
+ * misplace. (Every 100 ms, one worker 40 ms late among three 5 ms late found 207/s of 200 when a
+ * standing worker's refusal ended the ramp; every 250 ms, 193.5/s when the ramping one's did.) It
+ * is also how long a ramping process whose turns stopped holds the others up.
+ */
+const STAND_MS = 400;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
@@ -98,11 +106,31 @@ export class SharedPacer implements KeyPacer {
   #othersTook = 0;
   /** Whether the last lease showed a phase this process did not know of (another's refusal): its pace is stale. */
   #stale = false;
+  /**
+   * Whether this process stands by while another ramps: no rate is known, and another process was
+   * given the phase's first turn. It then asks for one turn every STAND_MS, until a rate is known
+   * or an ask finds that the ramp fell behind (the ramping process has too few calls, or stopped).
+   * (Four workers ramping together, the one whose refusal ended the ramp placed the others'
+   * requests by their schedule, 15 to 106 ms before they reached the server on W8's busy machine:
+   * 203 to 220/s found of a 200/s bucket, a second refusal and pause. One process finds the rate
+   * from when its own requests went.) Until when it stands by, and when it last asked.
+   */
+  #standing = false;
+  #standUntil = 0;
+  #askedAt = 0;
   #learned: Learned | undefined;
   #outcomes = new Map<number, number>();
   #sent = new Map<number, number>();
+  /**
+   * This process's turns of the phase not yet handed to `fetch` (a busy process's work between a
+   * turn and its send): found at once after a refusal, the rate takes them as going then, after the
+   * refused one. (Taken as gone at their turns, accepted before its refused request and so
+   * counted, a process 40 ms late told 238/s of a 200/s bucket until the rest was heard, and one
+   * 60 ms late 293/s.)
+   */
+  #unsent = new Set<number>();
   /** When the requests of the phase this process's last refusal ended went (the map its rate is found from). */
-  #endedSent: (PhaseOf & { readonly sent: Map<number, number> }) | undefined;
+  #endedSent: (PhaseOf & { readonly sent: Map<number, number>; readonly unsent: Set<number> }) | undefined;
   /** How late this process's last LATE_KEPT requests went after their turns (ms), oldest first. */
   readonly #late: number[] = [];
   #ended: Ended | undefined;
@@ -187,11 +215,16 @@ export class SharedPacer implements KeyPacer {
   sent(ticket: Ticket): void {
     const now = performance.now();
     if (this.#late.push(now - ticket.due) > LATE_KEPT) this.#late.shift();
-    if (ticket.phase === this.#phase && ticket.store === this.#store) this.#sent.set(ticket.turn, now + this.#offset);
+    if (ticket.phase === this.#phase && ticket.store === this.#store) {
+      this.#sent.set(ticket.turn, now + this.#offset);
+      this.#unsent.delete(ticket.turn);
+    }
     // Handed to fetch after this process's refusal ended its phase (it was on its way from its
     // turn): the rate of that phase is found from when it went, not from when its turn was.
-    else if (ticket.store === this.#endedSent?.store && ticket.phase === this.#endedSent.phase)
+    else if (ticket.store === this.#endedSent?.store && ticket.phase === this.#endedSent.phase) {
       this.#endedSent.sent.set(ticket.turn, now + this.#offset);
+      this.#endedSent.unsent.delete(ticket.turn);
+    }
   }
 
   /**
@@ -202,7 +235,8 @@ export class SharedPacer implements KeyPacer {
    * seconds on.) Measured and bounded as the finder measures its own (phase-rate.ts).
    */
   #lateness(): number | undefined {
-    return this.#late.length < LATE_KEPT ? undefined : lateness([...this.#late]);
+    // Standing by, a process sends a few requests only: it tells what they say.
+    return this.#late.length < (this.#standing ? 1 : LATE_KEPT) ? undefined : lateness([...this.#late]);
   }
 
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
@@ -235,12 +269,13 @@ export class SharedPacer implements KeyPacer {
     if (ticket.phase !== this.#phase || ticket.store !== this.#store) return;
     this.#outcomes.set(ticket.turn, outcome);
     if (!refusal) return;
-    // The phase is over for this process, whatever the store says: its calls pause, its lease is void.
     const wait = pauseAfter(retryAfterMsOf(headers), maxRetryAfter, this.#barren);
+    // The phase is over for this process, whatever the store says: its calls pause, its lease is void.
     const { store, phase } = ticket;
     const outcomes = this.#outcomes;
     const sent = this.#sent;
-    this.#endedSent = { store, phase, sent };
+    this.#endedSent = { store, phase, sent, unsent: this.#unsent };
+    this.#unsent = new Set();
     this.#pausedUntil = performance.now() + wait;
     this.#phase = -1;
     this.#left = 0;
@@ -315,7 +350,11 @@ export class SharedPacer implements KeyPacer {
     if (timedOut && performance.now() >= this.#probing) this.#probing = 0;
     while (this.#queue.size > 0) {
       const now = performance.now();
-      const at = Math.max(this.#pausedUntil, this.#probing, this.#left > 0 ? this.#at : 0);
+      const at = Math.max(
+        this.#pausedUntil,
+        this.#probing,
+        this.#left > 0 ? this.#at : this.#standing ? this.#standUntil : 0,
+      );
       if (at > now || this.#probing !== 0) {
         this.#timer = setTimeout(() => this.#pump(true), Math.max(0, Math.ceil(at - now)));
         return;
@@ -341,6 +380,7 @@ export class SharedPacer implements KeyPacer {
       }
       const ticket: Ticket = { store: this.#store, phase: this.#phase, turn: this.#turn, due: this.#at };
       this.#sent.set(this.#turn, now + this.#offset);
+      this.#unsent.add(this.#turn);
       this.#turn += 1;
       this.#left -= 1;
       this.#at += this.#interval;
@@ -358,7 +398,7 @@ export class SharedPacer implements KeyPacer {
   #lease(): boolean {
     if (this.#reserving) return false;
     const now = performance.now();
-    const asking = this.#phase < 0 || this.#stale;
+    const asking = this.#phase < 0 || this.#stale || this.#standing;
     const pace = this.#pace();
     const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
     // Not in a phase (the first lease, or the first after this process's refusal), or told by its
@@ -409,12 +449,14 @@ export class SharedPacer implements KeyPacer {
     if (!same) this.#firstTurn = lease.turn;
     this.#known = lease.turn + count;
     this.#stale = !same && !asking;
+    this.#stand(store, lease, same, now);
     if (!same) {
       // Another phase (a refusal somewhere, or the other store): what was known of the last one goes.
       this.#store = store;
       this.#phase = lease.phase;
       this.#outcomes = new Map();
       this.#sent = new Map();
+      this.#unsent = new Set();
     }
     this.#turn = lease.turn;
     this.#left = count;
@@ -428,6 +470,26 @@ export class SharedPacer implements KeyPacer {
     const pace = this.#pace();
     this.#at = this.#due(now + lease.delayMs, lease.startedAt - this.#offset, lease.turn, pace);
     this.#interval = Math.max(interval, 1000 / pace);
+  }
+
+  /** Whether this process stands by while another ramps, as of `lease` (see #standing). */
+  #stand(store: PaceStore, { turn, now: storeNow, startedAt }: PaceLease, same: boolean, now: number): void {
+    const ramping = store !== this.#local && this.#learned?.rate === undefined && !this.hopeless;
+    // Joining a phase: another process has its first turn, and is ramping now if the phase has
+    // given half the turns the ramp gives by now, at least. (A phase an earlier job left with no
+    // refusal, its ramp long stopped: standing by, each small job's first requests after the first
+    // waited STAND_MS.)
+    if (!same) this.#standing = ramping && turn !== 0 && turn >= rampTurns(this.#learned, storeNow - startedAt) / 2;
+    else if (this.#standing) {
+      // The turns the ramp gave others since this process's last ask, against half of what the
+      // ramp's pace at the turn of that ask gives in the time since. (Against this process's own
+      // pace, which counts those turns again, every process standing by stopped halfway up the
+      // ramp.) Fewer, the ramping process has stopped taking turns: this one ramps too.
+      const expected = (rampPace(this.#learned, turn - this.#othersTook) * (now - this.#askedAt)) / 1000;
+      this.#standing = ramping && this.#othersTook >= expected / 2;
+    }
+    this.#askedAt = now;
+    if (this.#standing) this.#standUntil = now + STAND_MS;
   }
 
   /** When turn `turn` of a phase started at `start` goes, reserved for `scheduled`, at `pace` (see #take). */
@@ -471,8 +533,18 @@ export class SharedPacer implements KeyPacer {
 
   /** The rate of a phase this pacer's refusal ended, from what it has heard of the phase's requests so far. */
   #found(ended: Ended): PaceLearned {
+    // Its turns not yet handed to fetch go now at the soonest (#unsent).
+    const of = this.#endedSent;
+    const unsent = of?.store === ended.store && of.phase === ended.phase ? of.unsent : undefined;
+    let going = ended;
+    if (unsent !== undefined && unsent.size > 0) {
+      const now = performance.now() + this.#offset;
+      const sent = new Map(ended.sent);
+      for (const turn of unsent) sent.set(turn, Math.max(now, sent.get(turn) ?? now));
+      going = { ...ended, sent };
+    }
     // The others' turns went when their workers' #take let them, as this one's would have.
-    return phaseRate(ended, this.#pace(), this.#learned, (scheduled, start, turn, pace) =>
+    return phaseRate(going, this.#pace(), this.#learned, (scheduled, start, turn, pace) =>
       this.#due(scheduled, start, turn, pace),
     );
   }
