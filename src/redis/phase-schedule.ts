@@ -72,7 +72,7 @@ export function dueAt(
   learned: Learned | undefined,
 ): number {
   // On the ramp, bounded at the ramp's pace for that turn, which every process reads alike: a
-  // process standing by (shared-pacer.ts) paces slower than the one ramping, and bounded at its own
+  // process standing by (stand-by.ts) paces slower than the one ramping, and bounded at its own
   // pace, its asks went 20 to 30 ms away from where the finder of the rate placed them.
   const bound = learned?.rate === undefined && !hopeless ? rampPace(learned, turn) : pace;
   return Math.min(

@@ -18,7 +18,8 @@ import { baseFingerprint } from './fingerprint';
 import { type Learned, newerLearned, withBase } from './learned-pace';
 import { CATCH_UP_MS, MemoryStore } from './memory-store';
 import { type Ended, lateness, phaseRate } from './phase-rate';
-import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace, rampPace, rampTurns } from './phase-schedule';
+import { dueAt, LEASE_MAX, LEASE_MS, LEASE_RAMP, phasePace } from './phase-schedule';
+import { NOT_STANDING, type StandBy, standBy } from './stand-by';
 import { checkedLease, checkedReservations, DELAY_MAX } from './store-answers';
 import { StoreAsker } from './store-ask';
 
@@ -37,7 +38,8 @@ import { StoreAsker } from './store-ask';
  *
  * This file holds the pacer's state and its wiring; the rules it follows are beside it: the
  * schedule of a phase's turns (phase-schedule.ts), the rate found from a phase (phase-rate.ts),
- * what is remembered between jobs (learned-pace.ts), how the store is asked (store-ask.ts) and
+ * what is remembered between jobs (learned-pace.ts), when a process stands by while another
+ * ramps (stand-by.ts), how the store is asked (store-ask.ts) and
  * how its answers are checked (store-answers.ts).
  */
 
@@ -48,14 +50,6 @@ import { StoreAsker } from './store-ask';
 const LEARN_EARLY_MS = 150;
 /** How many of its requests' lateness a process tells the store the middle of (#lateness). */
 const LATE_KEPT = 16;
-/**
- * How long a process stands by between its asks while another ramps alone (#standing). Its asks
- * are requests too, which the finder of the rate places by their schedule: fewer of them, fewer to
- * misplace. (Every 100 ms, one worker 40 ms late among three 5 ms late found 207/s of 200 when a
- * standing worker's refusal ended the ramp; every 250 ms, 193.5/s when the ramping one's did.) It
- * is also how long a ramping process whose turns stopped holds the others up.
- */
-const STAND_MS = 400;
 
 /** A turn given: of which store and phase, and its number there, so that its outcome is counted. */
 export interface Ticket {
@@ -106,18 +100,8 @@ export class SharedPacer implements KeyPacer {
   #othersTook = 0;
   /** Whether the last lease showed a phase this process did not know of (another's refusal): its pace is stale. */
   #stale = false;
-  /**
-   * Whether this process stands by while another ramps: no rate is known, and another process was
-   * given the phase's first turn. It then asks for one turn every STAND_MS, until a rate is known
-   * or an ask finds that the ramp fell behind (the ramping process has too few calls, or stopped).
-   * (Four workers ramping together, the one whose refusal ended the ramp placed the others'
-   * requests by their schedule, 15 to 106 ms before they reached the server on W8's busy machine:
-   * 203 to 220/s found of a 200/s bucket, a second refusal and pause. One process finds the rate
-   * from when its own requests went.) Until when it stands by, and when it last asked.
-   */
-  #standing = false;
-  #standUntil = 0;
-  #askedAt = 0;
+  /** Whether this process stands by while another ramps (stand-by.ts). */
+  #standBy: StandBy = NOT_STANDING;
   #learned: Learned | undefined;
   #outcomes = new Map<number, number>();
   #sent = new Map<number, number>();
@@ -236,7 +220,7 @@ export class SharedPacer implements KeyPacer {
    */
   #lateness(): number | undefined {
     // Standing by, a process sends a few requests only: it tells what they say.
-    return this.#late.length < (this.#standing ? 1 : LATE_KEPT) ? undefined : lateness([...this.#late]);
+    return this.#late.length < (this.#standBy.standing ? 1 : LATE_KEPT) ? undefined : lateness([...this.#late]);
   }
 
   /** What the server made of a request sent at `ticket`: a refusal pauses every call and sets the pace. */
@@ -353,7 +337,7 @@ export class SharedPacer implements KeyPacer {
       const at = Math.max(
         this.#pausedUntil,
         this.#probing,
-        this.#left > 0 ? this.#at : this.#standing ? this.#standUntil : 0,
+        this.#left > 0 ? this.#at : this.#standBy.standing ? this.#standBy.until : 0,
       );
       if (at > now || this.#probing !== 0) {
         this.#timer = setTimeout(() => this.#pump(true), Math.max(0, Math.ceil(at - now)));
@@ -398,7 +382,7 @@ export class SharedPacer implements KeyPacer {
   #lease(): boolean {
     if (this.#reserving) return false;
     const now = performance.now();
-    const asking = this.#phase < 0 || this.#stale || this.#standing;
+    const asking = this.#phase < 0 || this.#stale || this.#standBy.standing;
     const pace = this.#pace();
     const most = this.#learned?.rate === undefined ? LEASE_RAMP : LEASE_MAX;
     // Not in a phase (the first lease, or the first after this process's refusal), or told by its
@@ -449,7 +433,14 @@ export class SharedPacer implements KeyPacer {
     if (!same) this.#firstTurn = lease.turn;
     this.#known = lease.turn + count;
     this.#stale = !same && !asking;
-    this.#stand(store, lease, same, now);
+    this.#standBy = standBy(this.#standBy, {
+      ramping: store !== this.#local && this.#learned?.rate === undefined && !this.hopeless,
+      joined: !same,
+      lease,
+      othersTook: this.#othersTook,
+      learned: this.#learned,
+      now,
+    });
     if (!same) {
       // Another phase (a refusal somewhere, or the other store): what was known of the last one goes.
       this.#store = store;
@@ -470,26 +461,6 @@ export class SharedPacer implements KeyPacer {
     const pace = this.#pace();
     this.#at = this.#due(now + lease.delayMs, lease.startedAt - this.#offset, lease.turn, pace);
     this.#interval = Math.max(interval, 1000 / pace);
-  }
-
-  /** Whether this process stands by while another ramps, as of `lease` (see #standing). */
-  #stand(store: PaceStore, { turn, now: storeNow, startedAt }: PaceLease, same: boolean, now: number): void {
-    const ramping = store !== this.#local && this.#learned?.rate === undefined && !this.hopeless;
-    // Joining a phase: another process has its first turn, and is ramping now if the phase has
-    // given half the turns the ramp gives by now, at least. (A phase an earlier job left with no
-    // refusal, its ramp long stopped: standing by, each small job's first requests after the first
-    // waited STAND_MS.)
-    if (!same) this.#standing = ramping && turn !== 0 && turn >= rampTurns(this.#learned, storeNow - startedAt) / 2;
-    else if (this.#standing) {
-      // The turns the ramp gave others since this process's last ask, against half of what the
-      // ramp's pace at the turn of that ask gives in the time since. (Against this process's own
-      // pace, which counts those turns again, every process standing by stopped halfway up the
-      // ramp.) Fewer, the ramping process has stopped taking turns: this one ramps too.
-      const expected = (rampPace(this.#learned, turn - this.#othersTook) * (now - this.#askedAt)) / 1000;
-      this.#standing = ramping && this.#othersTook >= expected / 2;
-    }
-    this.#askedAt = now;
-    if (this.#standing) this.#standUntil = now + STAND_MS;
   }
 
   /** When turn `turn` of a phase started at `start` goes, reserved for `scheduled`, at `pace` (see #take). */

@@ -4,7 +4,7 @@ import { bucket, type Sent, sharedJob, usePacedClock } from '../support/paced';
 
 /*
  * While no rate is known, the worker given a phase's first turn ramps alone and the others stand
- * by, asking for one turn a few times a second (shared-pacer.ts, #standing). Standing by must not
+ * by, asking for one turn a few times a second (stand-by.ts). Standing by must not
  * outlast the ramp: a ramping worker whose turns stop (its calls done, its process gone) hands the
  * ramp over to the others.
  */
