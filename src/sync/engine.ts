@@ -45,6 +45,7 @@ export class Engine {
     run.sender.stop();
     await run.sender.idle();
     await outcomesWritten(run);
+    run.committer.end();
     signal?.removeEventListener('abort', onAbort);
     // The outcomes and removed intents of the requests answered, whatever stopped the run.
     await run.committer.flush();

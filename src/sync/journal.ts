@@ -303,7 +303,10 @@ export interface SyncJournalClaims {
 
   /**
    * Optional, with {@link SyncJournalClaims.intend}: gives up the claims of `fences` whose intents
-   * were never written (their requests never left), leaving their keys' entries as they are.
+   * were never written (their requests never left), leaving their keys' entries as they are. At
+   * its end, a run gives up every claim it holds still (a run its journal stopped leaves some
+   * uncommitted): an entry left `'sending'` is then taken over in doubt, as when its lease lapses.
+   * The claims given up are no longer renewed, whether or not this resolves.
    */
   release?(tenant: string, fences: readonly number[]): Promise<void>;
 }

@@ -53,6 +53,13 @@ export class Committer {
   /** A shared journal's claims (SyncJournal.claims): intents are claimed, outcomes of creates fenced. */
   readonly claims: SyncJournalClaims | undefined;
   readonly #runId: string;
+  /**
+   * This run's claims not yet committed or released. The journal renews a process's claims while
+   * it holds them, and a run stopped by its journal (Postgres lost for less than a lease) left
+   * some uncommitted: renewed for as long as the process lived, their keys were never free again,
+   * and the worker's next run waited on them for good. end() gives them up.
+   */
+  readonly #fences = new Set<number>();
   /** Intents at their gates, not yet in a group being written. */
   #gated: Gated[] = [];
   /** Reserved keys' intents at their gates (or withdrawn), not yet in a group being written. */
@@ -129,6 +136,7 @@ export class Committer {
 
   /** Gives up a reserved key whose request never left: free at once rather than after its lease. */
   release(fence: number): void {
+    this.#fences.delete(fence);
     // A release that fails leaves the claim to lapse with its lease: the key is then free all the same.
     void this.claims?.release?.(this.#tenant, [fence]).catch(() => {});
   }
@@ -162,13 +170,17 @@ export class Committer {
         if (fenced.length > 0) {
           try {
             const held = await this.#writeFenced(fenced);
-            for (const [i, f] of fenced.entries()) f.resolve(held[i] === true);
+            for (const [i, f] of fenced.entries()) {
+              if (held[i] !== true) this.#fences.delete(f.fence);
+              f.resolve(held[i] === true);
+            }
           } catch (error) {
             for (const f of fenced) f.reject(error);
           }
         }
         try {
           const claims = await this.#write(group);
+          for (const claim of claims) if (claim?.outcome === 'claimed') this.#fences.add(claim.fence);
           for (const [i, gated] of group.entries()) gated.resolve(claims[i]);
         } catch (error) {
           // A group of none (withdrawals alone): its failure fails the next write, which the run meets.
@@ -206,7 +218,21 @@ export class Committer {
 
   /** The outcome of a claimed create, written only while its claim holds `fence` (false: another run took it over). */
   commit(change: SyncJournalChange, fence: number): Promise<boolean> {
+    // Committed or not, the journal has released it (a commit that failed leaves it to lapse).
+    this.#fences.delete(fence);
     return (this.claims as SyncJournalClaims).commit(this.#tenant, change, fence);
+  }
+
+  /**
+   * The run is over, nothing of it in flight: gives up the claims it holds still (creates a
+   * stopped run never sent, or never committed). Their keys are free at once, an entry of one
+   * left `'sending'` taken over in doubt as when a lease lapses; where the journal cannot release
+   * them (Postgres away), they are no longer renewed and lapse with their lease.
+   */
+  end(): void {
+    const fences = [...this.#fences];
+    this.#fences.clear();
+    if (fences.length > 0) void this.claims?.release?.(this.#tenant, fences).catch(() => {});
   }
 
   /**

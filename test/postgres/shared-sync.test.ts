@@ -297,6 +297,46 @@ describe('CrmSync over a shared postgresJournal()', () => {
     }
   });
 
+  test('a run its journal stopped gives up the claims it holds: none is renewed after it, and the next run creates the rest once', async () => {
+    const { fake, baseUrl } = await throughMsw({ latencyMs: 20 });
+    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+    const schema = fresh();
+    const pool = postgres.pool();
+    const journal = postgresJournal(pool, { schema, leaseMs: 1000 });
+    const intend = (journal.claims as Required<SyncJournalClaims>).intend;
+    let gates = 0;
+    // The journal fails at the fifth send gate: the run stops with keys claimed and never sent.
+    const failing = withClaims(journal, {
+      intend: (tenant, intents) => {
+        gates += 1;
+        if (gates === 5)
+          return Promise.reject(new SyncJournalError('unavailable', 'The journal could not be written.'));
+        return intend(tenant, intents);
+      },
+    });
+    const source = {
+      accounts: erpSource(1).accounts,
+      contacts: erpSource(20).contacts.map((c) => ({ ...c, accountKey: 'A0' })),
+    };
+    const error = await new CrmSync(crm, { journal: failing, settleMs: 0 })
+      .run(source, { concurrency: 6 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SyncJournalError);
+
+    // Past two leases: a claim the process still renewed would be live (its keys never free
+    // again while the worker lives, its next run waiting on them for good).
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { rows } = await pool.query(
+      `SELECT pg_catalog.count(*)::int AS live FROM ${schema}.claims WHERE expires_at > pg_catalog.clock_timestamp()`,
+    );
+    expect(rows[0]).toEqual({ live: 0 });
+    const report = await new CrmSync(crm, { journal, settleMs: 0 }).run(source, { concurrency: 6 });
+    expect(report).toMatchObject({ failed: [], skipped: [] });
+    const emails = [...fake.store.contacts.values()].map((c) => c.email);
+    expect(new Set(emails).size).toBe(40);
+    expect(emails).toHaveLength(40);
+  });
+
   test('Postgres lost mid-run: the run rejects saying so, and the next run settles what was in flight without duplicating', async () => {
     const own = await startPostgres();
     try {
@@ -311,8 +351,11 @@ describe('CrmSync over a shared postgresJournal()', () => {
       const run = sync.run(source, { concurrency: 6 }).catch((e: unknown) => e);
       // Postgres goes once some contacts are on their way.
       while (fake.requests.length < 8) await new Promise((resolve) => setTimeout(resolve, 2));
+      console.log('STAGE stopping', Date.now());
       await own.stop();
+      console.log('STAGE stopped', Date.now());
       const error = await run;
+      console.log('STAGE rejected', Date.now(), String(error));
 
       expect(error).toBeInstanceOf(SyncJournalError);
       expect(error).toMatchObject({
@@ -321,8 +364,10 @@ describe('CrmSync over a shared postgresJournal()', () => {
       });
       const sentWhileDown = fake.requests.length;
       await own.restart();
+      console.log('STAGE restarted', Date.now());
       const again = new CrmSync(crm, { journal: postgresJournal(own.pool(), { leaseMs: 2000 }), settleMs: 0 });
       const report = await again.run(source, { concurrency: 6 });
+      console.log('STAGE second run done', Date.now());
 
       expect(report).toMatchObject({ failed: [], inDoubt: [], skipped: [] });
       expect(fake.store.accounts.size).toBe(1);
