@@ -297,45 +297,56 @@ describe('CrmSync over a shared postgresJournal()', () => {
     }
   });
 
-  test('a run its journal stopped gives up the claims it holds: none is renewed after it, and the next run creates the rest once', async () => {
-    const { fake, baseUrl } = await throughMsw({ latencyMs: 20 });
-    const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
-    const schema = fresh();
-    const pool = postgres.pool();
-    const journal = postgresJournal(pool, { schema, leaseMs: 1000 });
-    const intend = (journal.claims as Required<SyncJournalClaims>).intend;
-    let gates = 0;
-    // The journal fails at the fifth send gate: the run stops with keys claimed and never sent.
-    const failing = withClaims(journal, {
-      intend: (tenant, intents) => {
-        gates += 1;
-        if (gates === 5)
-          return Promise.reject(new SyncJournalError('unavailable', 'The journal could not be written.'));
-        return intend(tenant, intents);
-      },
-    });
-    const source = {
-      accounts: erpSource(1).accounts,
-      contacts: erpSource(20).contacts.map((c) => ({ ...c, accountKey: 'A0' })),
-    };
-    const error = await new CrmSync(crm, { journal: failing, settleMs: 0 })
-      .run(source, { concurrency: 6 })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SyncJournalError);
+  const cut = new Error('The export ended mid-file.');
+  test.each([
+    ['its journal failing at a send gate', 'journal'],
+    ['its export cut mid-list', 'export'],
+  ] as const)(
+    'a run stopped by %s gives up the claims it holds, and the next run creates the rest once',
+    async (_, stop) => {
+      const { fake, baseUrl } = await throughMsw({ latencyMs: 20 });
+      const crm = new CrmClient({ ...fake.credentials, baseUrl, maxRetries: 0 });
+      const schema = fresh();
+      const pool = postgres.pool();
+      const journal = postgresJournal(pool, { schema, leaseMs: 1000 });
+      const intend = (journal.claims as Required<SyncJournalClaims>).intend;
+      let gates = 0;
+      // The journal fails at the fifth send gate: the run stops with keys claimed and never sent.
+      const failing = withClaims(journal, {
+        intend: (tenant, intents) => {
+          gates += 1;
+          if (gates === 5)
+            return Promise.reject(new SyncJournalError('unavailable', 'The journal could not be written.'));
+          return intend(tenant, intents);
+        },
+      });
+      const source = {
+        accounts: erpSource(1).accounts,
+        contacts: erpSource(20).contacts.map((c) => ({ ...c, accountKey: 'A0' })),
+      };
+      async function* cutAfter12() {
+        yield* source.contacts.slice(0, 12);
+        throw cut;
+      }
+      const error = await new CrmSync(crm, { journal: stop === 'journal' ? failing : journal, settleMs: 0 })
+        .run(stop === 'journal' ? source : { ...source, contacts: cutAfter12() }, { concurrency: 6 })
+        .catch((e: unknown) => e);
+      if (stop === 'journal') expect(error).toBeInstanceOf(SyncJournalError);
+      else expect(error).toBe(cut);
 
-    // Past two leases: a claim the process still renewed would be live (its keys never free
-    // again while the worker lives, its next run waiting on them for good).
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    const { rows } = await pool.query(
-      `SELECT pg_catalog.count(*)::int AS live FROM ${schema}.claims WHERE expires_at > pg_catalog.clock_timestamp()`,
-    );
-    expect(rows[0]).toEqual({ live: 0 });
-    const report = await new CrmSync(crm, { journal, settleMs: 0 }).run(source, { concurrency: 6 });
-    expect(report).toMatchObject({ failed: [], skipped: [] });
-    const emails = [...fake.store.contacts.values()].map((c) => c.email);
-    expect(new Set(emails).size).toBe(40);
-    expect(emails).toHaveLength(40);
-  });
+      // Every claim of the run given up: committed, or released at its end. One the process went on
+      // renewing would keep its key from every run while the worker lives, its next run waiting on
+      // it for good.
+      const claims = async () =>
+        (await pool.query(`SELECT pg_catalog.count(*)::int AS claims FROM ${schema}.claims`)).rows[0];
+      await vi.waitFor(async () => expect(await claims()).toEqual({ claims: 0 }), { timeout: 20_000, interval: 50 });
+      const report = await new CrmSync(crm, { journal, settleMs: 0 }).run(source, { concurrency: 6 });
+      expect(report).toMatchObject({ failed: [], inDoubt: [], skipped: [] });
+      const emails = [...fake.store.contacts.values()].map((c) => c.email);
+      expect(new Set(emails).size).toBe(40);
+      expect(emails).toHaveLength(40);
+    },
+  );
 
   test.each([
     ['the same journal (a long-lived worker)', true],

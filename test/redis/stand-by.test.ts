@@ -40,7 +40,7 @@ describe('joining a phase', () => {
     expect(standBy(NOT_STANDING, ask({ lease: lease(given + 2, 2_000) })).standing).toBe(true);
   });
 
-  test('no process stands by when it would not ramp (a rate known, its store failed, or hopeless)', () => {
+  test('a process that would not ramp itself (a rate known, its store failed, or hopeless: not `ramping`) does not stand by', () => {
     expect(standBy(NOT_STANDING, ask({ ramping: false, lease: lease(50, 300) })).standing).toBe(false);
   });
 });
